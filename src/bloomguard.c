@@ -1,0 +1,96 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloomguard.c
+ *	  Module entry point and settings.
+ *
+ * bloomguard keeps a Bloom filter of a table's primary keys in shared
+ * memory, so that lookups of keys that do not exist can be answered
+ * without touching the index.  The pieces, one file each:
+ *
+ *	filter.c	the pure filter: sizing, hashing, atomic bits
+ *	shmem.c		guard slots and filter memory in shared memory
+ *	keys.c		describing and hashing a table's primary key
+ *	build.c		building a filter generation online from a table scan
+ *	trigger.c	the feed trigger
+ *	lookup.c	guarded_exists() and bloomguard_check()
+ *	attach.c	attach, detach, rebuild
+ *	registry.c	the bloomguard_guards configuration table
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "bloomguard.h"
+
+PG_MODULE_MAGIC;
+
+bool		bg_enabled = true;
+int			bg_max_memory_mb = BG_MAX_MEMORY_DEFAULT;
+int			bg_max_guards = BG_MAX_GUARDS_DEFAULT;
+double		bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("bloomguard.enabled",
+							 "Lets guarded_exists() answer from the filter.",
+							 "When off, every call does the plain primary key lookup and "
+							 "bloomguard_check() answers 'unknown'. The triggers keep "
+							 "feeding the filters.",
+							 &bg_enabled,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("bloomguard.default_error_rate",
+							 "Target false-positive rate of new filters when none is given.",
+							 NULL,
+							 &bg_default_error_rate,
+							 BG_ERROR_RATE_DEFAULT,
+							 BG_ERROR_RATE_MIN,
+							 BG_ERROR_RATE_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("bloomguard.max_memory",
+							"Shared memory all filters together may use.",
+							"An attach or rebuild that would exceed it fails and changes nothing.",
+							&bg_max_memory_mb,
+							BG_MAX_MEMORY_DEFAULT,
+							BG_MAX_MEMORY_MIN,
+							BG_MAX_MEMORY_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("bloomguard.max_guards",
+							"Maximum number of guarded tables in the cluster.",
+							NULL,
+							&bg_max_guards,
+							BG_MAX_GUARDS_DEFAULT,
+							BG_MAX_GUARDS_MIN,
+							BG_MAX_GUARDS_MAX,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+#if PG_VERSION_NUM >= 150000
+	MarkGUCPrefixReserved("bloomguard");
+#else
+	EmitWarningsOnPlaceholders("bloomguard");
+#endif
+
+	bg_shmem_init();
+}

@@ -1,0 +1,360 @@
+/*-------------------------------------------------------------------------
+ *
+ * build.c
+ *	  Building a filter generation from a scan of the table, online.
+ *
+ * bloomguard_attach, bloomguard_rebuild and the background worker all
+ * build through bg_build().  The protocol (seed 000's "rebuilding without
+ * losing creates", CREATE INDEX CONCURRENTLY's problem):
+ *
+ *	1. Allocate the new generation and publish it in the slot as
+ *	   "building", under the slot lock.  From now on the trigger adds every
+ *	   key it sees to both the serving and the building generation.
+ *	2. Scan every heap page and add the key of every tuple that is not
+ *	   provably dead to everyone (HeapTupleSatisfiesVacuum against the
+ *	   oldest non-removable xid): committed rows, rows of in-progress and
+ *	   prepared transactions, and rows deleted recently enough that some
+ *	   snapshot may still see them.
+ *	3. Swap: the new generation becomes the serving one, and the old one is
+ *	   freed, under the slot lock held exclusively.
+ *
+ * Why no key can be missed.  Take any row version R that some snapshot can
+ * see once the new generation serves.  R was heap-inserted at some time
+ * t_ins, and its trigger fired at t_trig > t_ins (AFTER ROW triggers fire
+ * at the end of the inserting statement, before it can commit).  If t_trig
+ * is after step 1, the trigger saw the building generation and added R.
+ * Otherwise t_ins < step 1 < step 2's start, so R is on its page when the
+ * scan reads it, and R is not dead to everyone (some snapshot sees it), so
+ * the scan adds it.  The slot lock, buffer locks and the barrier in
+ * bg_slot_lock() order these events across backends.
+ *
+ * This covers what CREATE INDEX CONCURRENTLY needs two waits for, without
+ * waiting: a writer that straddles step 1 (its row is in the heap, even if
+ * uncommitted or prepared, so the scan takes it: no WaitForLockers), and
+ * a REPEATABLE READ transaction that can still see a row deleted before
+ * the scan (RECENTLY_DEAD rows are added: no WaitForOlderSnapshots).  We
+ * take no MVCC snapshot at all, so nothing here holds back the xmin
+ * horizon, and VACUUM can only remove tuples that no snapshot can see,
+ * which the filter does not need.  The extra keys (uncommitted, aborted
+ * in progress, recently deleted) cost only false positives.
+ *
+ * Builds of one table are serialized by the callers' ShareUpdateExclusive
+ * lock on it, which also keeps the trigger from being disabled or dropped
+ * (those need stronger locks) while a build runs.
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "common/pg_prng.h"
+#include "miscadmin.h"
+#include "optimizer/plancat.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+#include "bloomguard.h"
+
+/*
+ * Validate capacity and error rate and compute the filter's size.
+ */
+void
+bg_check_sizing(int64 capacity, double error_rate,
+				uint64 *nbits, int *nhashes, Size *bytes)
+{
+	if (capacity <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("capacity must be greater than zero"),
+				 errdetail("The capacity given was " INT64_FORMAT ".", capacity)));
+	if (isnan(error_rate) || error_rate <= 0.0 || error_rate >= 1.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("error_rate must be greater than 0 and less than 1"),
+				 errdetail("The error rate given was %g.", error_rate)));
+	if (!bloom_size((double) capacity, error_rate, nbits, nhashes))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("filter for capacity " INT64_FORMAT " at error rate %g is too large",
+						capacity, error_rate),
+				 errdetail("A filter may have at most " UINT64_FORMAT " bits.",
+						   BLOOM_MAX_BITS)));
+	*bytes = bloom_filter_bytes(*nbits);
+}
+
+/*
+ * The default capacity: twice the table's estimated row count, at least
+ * BG_MIN_CAPACITY.  estimate_rel_size() handles never-analyzed tables.
+ */
+uint64
+bg_default_capacity(Relation rel)
+{
+	BlockNumber pages;
+	double		tuples;
+	double		allvisfrac;
+	double		cap;
+
+	estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
+	cap = 2.0 * Max(tuples, 0.0);
+	if (cap < BG_MIN_CAPACITY)
+		cap = BG_MIN_CAPACITY;
+	return (uint64) ceil(cap);
+}
+
+/*
+ * Scan every page of rel and add the key of every tuple that is not dead
+ * to everyone.  See the file header for why this is enough.
+ */
+static void
+bg_scan_keys(Relation rel, const BgKeyDesc *desc, BloomFilter *filter)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	BlockNumber blkno;
+	BufferAccessStrategy strategy = GetAccessStrategy(BAS_BULKREAD);
+	TransactionId oldest_xmin = GetOldestNonRemovableTransactionId(rel);
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	MemoryContext tmpcxt;
+	BloomHash  *batch;
+	OffsetNumber *live;
+
+	tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "bloomguard build",
+								   ALLOCSET_DEFAULT_SIZES);
+	batch = palloc(sizeof(BloomHash) * MaxHeapTuplesPerPage);
+	live = palloc(sizeof(OffsetNumber) * MaxHeapTuplesPerPage);
+
+	for (blkno = 0; blkno < nblocks; blkno++)
+	{
+		Buffer		buf;
+		Page		page;
+		int			nlive = 0;
+		int			nbatch = 0;
+		int			i;
+		MemoryContext oldcxt;
+
+		CHECK_FOR_INTERRUPTS();
+
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!PageIsNew(page))
+		{
+			OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+			OffsetNumber off;
+
+			for (off = FirstOffsetNumber; off <= maxoff; off = OffsetNumberNext(off))
+			{
+				ItemId		lp = PageGetItemId(page, off);
+				HeapTupleData tuple;
+
+				if (!ItemIdIsNormal(lp))
+					continue;
+				tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+				tuple.t_len = ItemIdGetLength(lp);
+				tuple.t_tableOid = RelationGetRelid(rel);
+				ItemPointerSet(&tuple.t_self, blkno, off);
+				if (HeapTupleSatisfiesVacuum(&tuple, oldest_xmin, buf) == HEAPTUPLE_DEAD)
+					continue;
+				live[nlive++] = off;
+			}
+		}
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+
+		/*
+		 * Our pin keeps the tuples where they are (pruning needs a cleanup
+		 * lock), so their keys can be read and hashed without the content
+		 * lock, as heap page-at-a-time scans do.
+		 */
+		oldcxt = MemoryContextSwitchTo(tmpcxt);
+		for (i = 0; i < nlive; i++)
+		{
+			ItemId		lp = PageGetItemId(page, live[i]);
+			HeapTupleData tuple;
+			Datum		values[INDEX_MAX_KEYS];
+			uint64		colhashes[INDEX_MAX_KEYS];
+			bool		isnull = false;
+			int			c;
+
+			tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+			tuple.t_len = ItemIdGetLength(lp);
+			tuple.t_tableOid = RelationGetRelid(rel);
+			ItemPointerSet(&tuple.t_self, blkno, live[i]);
+			for (c = 0; c < desc->nkeys && !isnull; c++)
+				values[c] = heap_getattr(&tuple, desc->cols[c].attnum, tupdesc,
+										 &isnull);
+			if (isnull)
+				continue;		/* cannot be seen by a primary key lookup */
+			bg_key_colhashes(desc, values, colhashes);
+			batch[nbatch++] = bloom_hash_key(filter->seed, colhashes, desc->nkeys);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(tmpcxt);
+		ReleaseBuffer(buf);
+
+		bloom_add_batch(filter, batch, nbatch);
+	}
+
+	FreeAccessStrategy(strategy);
+	pfree(batch);
+	pfree(live);
+	MemoryContextDelete(tmpcxt);
+}
+
+/* Forget a failed build: free the building generation. */
+static void
+bg_build_abandon(int slotindex, uint64 incarnation, dsa_pointer dp, Size bytes,
+				 const char *why)
+{
+	BgSlot	   *slot = bg_slot(slotindex);
+	bool		ours;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	ours = (slot->incarnation == incarnation && slot->building == dp);
+	if (ours)
+	{
+		slot->building = InvalidDsaPointer;
+		slot->building_bytes = 0;
+		slot->builder_pid = 0;
+		if (slot->state == BG_STATE_BUILDING)
+			slot->state = BG_STATE_NOT_LOADED;
+		strlcpy(slot->last_error, why ? why : "build failed",
+				sizeof(slot->last_error));
+	}
+	LWLockRelease(&slot->lock);
+
+	/* if the slot was freed meanwhile, bg_slot_release() freed dp */
+	if (ours)
+	{
+		dsa_free(bg_dsa(), dp);
+		bg_memory_unreserve(bytes);
+	}
+}
+
+/*
+ * Build a new generation of the filter in slot slotindex from a scan of
+ * rel, and make it the serving one.  The caller holds at least
+ * ShareUpdateExclusiveLock on rel and has checked that the guard's trigger
+ * is in place.  On error (cancel, timeout, out of memory) the previous
+ * generation keeps serving and the new one is freed.
+ */
+void
+bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
+		 uint64 capacity, double error_rate)
+{
+	BgSlot	   *slot = bg_slot(slotindex);
+	dsa_area   *area = bg_dsa();
+	uint64		nbits;
+	int			nhashes;
+	Size		bytes;
+	dsa_pointer dp;
+	BloomFilter *filter;
+	uint64		incarnation;
+	uint64		seed;
+	BgKeyIdentity key;
+	TimestampTz start = GetCurrentTimestamp();
+	dsa_pointer old;
+	Size		old_bytes;
+
+	bg_check_sizing((int64) capacity, error_rate, &nbits, &nhashes, &bytes);
+	bg_keydesc_identity(desc, &key);
+
+	/* count both generations against the cap while they coexist */
+	bg_memory_reserve(bytes, RelationGetRelid(rel));
+	dp = dsa_allocate_extended(area, bytes, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+	if (!DsaPointerIsValid(dp))
+	{
+		bg_memory_unreserve(bytes);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of shared memory for the filter of table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("Failed on request of size %zu.", bytes)));
+	}
+	filter = (BloomFilter *) dsa_get_address(area, dp);
+	if (!pg_strong_random(&seed, sizeof(seed)))
+		seed = pg_prng_uint64(&pg_global_prng_state);
+	bloom_init(filter, capacity, error_rate, nbits, nhashes, seed);
+
+	/* step 1: publish it, so that the trigger feeds it from now on */
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (slot->relid != RelationGetRelid(rel) || slot->dbid != MyDatabaseId ||
+		slot->state == BG_STATE_FREE || DsaPointerIsValid(slot->building))
+	{
+		bool		busy = DsaPointerIsValid(slot->building);
+
+		LWLockRelease(&slot->lock);
+		dsa_free(area, dp);
+		bg_memory_unreserve(bytes);
+		if (busy)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("a build of the filter of table \"%s\" is already running",
+							RelationGetRelationName(rel))));
+		elog(ERROR, "bloomguard slot %d no longer belongs to relation %u",
+			 slotindex, RelationGetRelid(rel));
+	}
+	incarnation = slot->incarnation;
+	slot->building = dp;
+	slot->building_bytes = bytes;
+	slot->builder_pid = MyProcPid;
+	if (slot->state == BG_STATE_NOT_LOADED)
+		slot->state = BG_STATE_BUILDING;
+	LWLockRelease(&slot->lock);
+
+	/* step 2: the scan */
+	PG_TRY();
+	{
+		pgstat_report_activity(STATE_RUNNING, "bloomguard: building filter");
+		bg_scan_keys(rel, desc, filter);
+	}
+	PG_CATCH();
+	{
+		bg_build_abandon(slotindex, incarnation, dp, bytes, "build interrupted by an error");
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	/* step 3: swap */
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (slot->incarnation != incarnation || slot->building != dp)
+	{
+		/* detached (or dropped) while we were scanning: nothing to serve */
+		LWLockRelease(&slot->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("guard of table \"%s\" was removed during the build",
+						RelationGetRelationName(rel))));
+	}
+	old = slot->serving;
+	old_bytes = slot->serving_bytes;
+	slot->serving = dp;
+	slot->serving_bytes = bytes;
+	slot->building = InvalidDsaPointer;
+	slot->building_bytes = 0;
+	slot->builder_pid = 0;
+	slot->generation++;
+	filter->generation = slot->generation;
+	slot->key = key;
+	slot->built_at = GetCurrentTimestamp();
+	slot->build_seconds = (double) (slot->built_at - start) / USECS_PER_SEC;
+	slot->state = BG_STATE_READY;
+	slot->last_error[0] = '\0';
+	LWLockRelease(&slot->lock);
+
+	/* readers held the slot lock while using the old one; none can now */
+	if (DsaPointerIsValid(old))
+	{
+		dsa_free(area, old);
+		bg_memory_unreserve(old_bytes);
+	}
+}

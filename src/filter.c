@@ -1,0 +1,266 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter.c
+ *	  The pure Bloom filter core: sizing, hashing and the bit array.
+ *
+ * Sizing follows the classic formulas exactly, because the health view
+ * recomputes the theoretical false-positive rate from them:
+ *
+ *		m = ceil(-n ln p / (ln 2)^2)		bits
+ *		k = max(1, round((m / n) ln 2))		hashes
+ *
+ * The filter uses exactly m bit positions; the allocation rounds up to
+ * whole 64-bit words, and the spare bits in the last word are never set.
+ *
+ * A key is reduced to 128 bits by XXH3 keyed with the filter's random seed
+ * (so positions differ between filters and generations, and cannot be
+ * precomputed by an adversary), and the k positions are derived from those
+ * 128 bits by enhanced double hashing (Dillinger and Manolios), mapped onto
+ * [0, m) with a multiply-shift rather than a modulo.
+ *
+ * Concurrency: bits are set with pg_atomic_fetch_or_u64().  A plain "|="
+ * from two backends could lose a bit, and a lost bit is a false negative.
+ * Readers use atomic reads; a reader that races with an adder may see the
+ * key as absent, which is correct, because the adder has not finished
+ * adding it yet.  Callers order adds before the row becomes visible.
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "filter.h"
+
+/* Map a 64-bit hash onto [0, range) without division. */
+static inline uint64
+bloom_reduce(uint64 x, uint64 range)
+{
+#ifdef HAVE_INT128
+	return (uint64) (((uint128) x * (uint128) range) >> 64);
+#else
+	return x % range;
+#endif
+}
+
+/*
+ * Compute m and k for capacity n and error rate p.  Returns false if the
+ * result would exceed BLOOM_MAX_BITS.
+ */
+bool
+bloom_size(double capacity, double error_rate, uint64 *nbits, int *nhashes)
+{
+	double		ln2 = log(2.0);
+	double		m;
+	double		k;
+
+	Assert(capacity > 0 && error_rate > 0 && error_rate < 1);
+
+	m = ceil(-capacity * log(error_rate) / (ln2 * ln2));
+	if (m < 1)
+		m = 1;
+	if (m > (double) BLOOM_MAX_BITS)
+		return false;
+
+	k = rint((m / capacity) * ln2);
+	if (k < 1)
+		k = 1;
+	if (k > BLOOM_MAX_HASHES)
+		k = BLOOM_MAX_HASHES;
+
+	*nbits = (uint64) m;
+	*nhashes = (int) k;
+	return true;
+}
+
+/* Bytes a filter of nbits bits occupies, header included. */
+Size
+bloom_filter_bytes(uint64 nbits)
+{
+	uint64		nwords = (nbits + 63) / 64;
+
+	return offsetof(BloomFilter, words) + nwords * sizeof(pg_atomic_uint64);
+}
+
+/* Initialize an all-zero filter in memory of bloom_filter_bytes(nbits). */
+void
+bloom_init(BloomFilter *filter, uint64 capacity, double error_rate,
+		   uint64 nbits, int nhashes, uint64 seed)
+{
+	uint64		i;
+
+	filter->magic = BLOOM_FILTER_MAGIC;
+	filter->nhashes = nhashes;
+	filter->nbits = nbits;
+	filter->nwords = (nbits + 63) / 64;
+	filter->capacity = capacity;
+	filter->error_rate = error_rate;
+	filter->seed = seed;
+	filter->generation = 0;
+	pg_atomic_init_u64(&filter->n_added, 0);
+	pg_atomic_init_u64(&filter->bits_set, 0);
+	for (i = 0; i < filter->nwords; i++)
+		pg_atomic_init_u64(&filter->words[i], 0);
+}
+
+/* Unkeyed 64-bit hash of raw bytes (one key column's canonical bytes). */
+uint64
+bloom_hash_bytes(const void *data, size_t len)
+{
+	return XXH3_64bits(data, len);
+}
+
+/*
+ * The 128-bit hash of a key, given one 64-bit hash per key column.  The
+ * input is prefixed with the key domain tag, so no key can produce the
+ * input of a probe, and combines the columns in order, so (1,'x') and
+ * (1,'y') differ.
+ */
+BloomHash
+bloom_hash_key(uint64 seed, const uint64 *colhashes, int ncols)
+{
+	uint64		buf[1 + 32];
+	XXH128_hash_t h;
+	BloomHash	result;
+
+	Assert(ncols >= 1 && ncols <= 32);
+	buf[0] = BLOOM_DOMAIN_KEY;
+	memcpy(&buf[1], colhashes, ncols * sizeof(uint64));
+	h = XXH3_128bits_withSeed(buf, (ncols + 1) * sizeof(uint64), seed);
+	result.h1 = h.low64;
+	result.h2 = h.high64;
+	return result;
+}
+
+/* The 128-bit hash of probe number "probe": a key no real key can be. */
+BloomHash
+bloom_hash_probe(uint64 seed, uint64 probe)
+{
+	uint64		buf[2];
+	XXH128_hash_t h;
+	BloomHash	result;
+
+	buf[0] = BLOOM_DOMAIN_PROBE;
+	buf[1] = probe;
+	h = XXH3_128bits_withSeed(buf, sizeof(buf), seed);
+	result.h1 = h.low64;
+	result.h2 = h.high64;
+	return result;
+}
+
+/*
+ * Set the k bits of a key.  Returns how many bits went from zero to one;
+ * the caller adds that to bits_set (batched, to keep the counter off the
+ * hot cache line).
+ */
+static inline int
+bloom_set_bits(BloomFilter *filter, BloomHash hash)
+{
+	uint64		x = hash.h1;
+	uint64		y = hash.h2;
+	int			newbits = 0;
+	int			i;
+
+	for (i = 0; i < filter->nhashes; i++)
+	{
+		uint64		pos = bloom_reduce(x, filter->nbits);
+		pg_atomic_uint64 *word = &filter->words[pos >> 6];
+		uint64		mask = UINT64CONST(1) << (pos & 63);
+
+		/* read first: most bits are already set once a filter fills */
+		if ((pg_atomic_read_u64(word) & mask) == 0 &&
+			(pg_atomic_fetch_or_u64(word, mask) & mask) == 0)
+			newbits++;
+		x += y;
+		y += i + 1;
+	}
+	return newbits;
+}
+
+/* Add one key. Returns the number of bits newly set. */
+int
+bloom_add(BloomFilter *filter, BloomHash hash)
+{
+	int			newbits = bloom_set_bits(filter, hash);
+
+	pg_atomic_fetch_add_u64(&filter->n_added, 1);
+	if (newbits > 0)
+		pg_atomic_fetch_add_u64(&filter->bits_set, newbits);
+	return newbits;
+}
+
+/* Add n keys, updating the shared counters once. */
+void
+bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n)
+{
+	uint64		newbits = 0;
+	int			i;
+
+	if (n <= 0)
+		return;
+	for (i = 0; i < n; i++)
+		newbits += bloom_set_bits(filter, hashes[i]);
+	pg_atomic_fetch_add_u64(&filter->n_added, n);
+	if (newbits > 0)
+		pg_atomic_fetch_add_u64(&filter->bits_set, newbits);
+}
+
+/* Test a key: false means "definitely never added". */
+bool
+bloom_maybe(BloomFilter *filter, BloomHash hash)
+{
+	uint64		x = hash.h1;
+	uint64		y = hash.h2;
+	int			i;
+
+	for (i = 0; i < filter->nhashes; i++)
+	{
+		uint64		pos = bloom_reduce(x, filter->nbits);
+		uint64		word = pg_atomic_read_u64(&filter->words[pos >> 6]);
+
+		if ((word & (UINT64CONST(1) << (pos & 63))) == 0)
+			return false;
+		x += y;
+		y += i + 1;
+	}
+	return true;
+}
+
+/* Fraction of the m bits that are set. */
+double
+bloom_fill(BloomFilter *filter)
+{
+	return (double) pg_atomic_read_u64(&filter->bits_set) / (double) filter->nbits;
+}
+
+/* (1 - e^(-k n_added / m))^k */
+double
+bloom_theoretical_fp(BloomFilter *filter)
+{
+	double		k = filter->nhashes;
+	double		n = (double) pg_atomic_read_u64(&filter->n_added);
+	double		m = (double) filter->nbits;
+
+	return pow(1.0 - exp(-k * n / m), k);
+}
+
+/* -(m / k) ln(1 - fill); *full is set when fill is 1 and there is no estimate. */
+double
+bloom_estimated_keys(BloomFilter *filter, bool *full)
+{
+	uint64		set = pg_atomic_read_u64(&filter->bits_set);
+
+	if (set >= filter->nbits)
+	{
+		*full = true;
+		return 0;
+	}
+	*full = false;
+	return -((double) filter->nbits / filter->nhashes) *
+		log(1.0 - (double) set / (double) filter->nbits);
+}

@@ -1,0 +1,164 @@
+/*-------------------------------------------------------------------------
+ *
+ * trigger.c
+ *	  The feed: an AFTER INSERT OR UPDATE row trigger that adds keys.
+ *
+ * bloomguard_attach creates it on the guarded table as
+ *		CREATE TRIGGER bloomguard AFTER INSERT OR UPDATE ON t
+ *			FOR EACH ROW EXECUTE FUNCTION bloomguard_trigger();
+ *		ALTER TABLE t ENABLE ALWAYS TRIGGER bloomguard;
+ * ALWAYS, so that rows applied by logical replication or under
+ * session_replication_role = replica are fed too.  It fires for every
+ * write path that can create a key: INSERT (multi-row, COPY, ON CONFLICT
+ * DO NOTHING's inserts and DO UPDATE's updates, MERGE) and UPDATE.  An
+ * UPDATE adds the new key only if it differs from the old one; "UPDATE OF
+ * pk" would miss keys changed by a BEFORE trigger, so we compare.
+ *
+ * The key is added to every live generation: the serving one and, during
+ * a rebuild, the one being built (see build.c).  Adding a key whose
+ * transaction later rolls back costs only a false positive.
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/trigger.h"
+#include "executor/tuptable.h"
+#include "utils/datum.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "bloomguard.h"
+
+PG_FUNCTION_INFO_V1(bloomguard_trigger);
+
+/* Per-trigger-call-site cache, in fn_extra. */
+typedef struct BgTriggerCache
+{
+	Oid			relid;
+	bool		has_key;		/* false: the table lost its primary key */
+	BgKeyDesc	desc;
+	BgSlotRef	ref;
+} BgTriggerCache;
+
+/* Mark a guard untrusted: its feed can no longer compute keys. */
+static void
+bg_trigger_untrust(BgTriggerCache *cache)
+{
+	BgSlot	   *slot = bg_slot_lock(&cache->ref, cache->relid, LW_EXCLUSIVE);
+
+	if (slot)
+	{
+		if (slot->state == BG_STATE_READY)
+			slot->state = BG_STATE_UNTRUSTED;
+		LWLockRelease(&slot->lock);
+	}
+}
+
+/* Add one key (given as per-column hashes) to a filter generation. */
+static inline void
+bg_add_to(dsa_pointer dp, const uint64 *colhashes, int nkeys)
+{
+	BloomFilter *filter = dsa_get_address(bg_dsa(), dp);
+
+	bloom_add(filter, bloom_hash_key(filter->seed, colhashes, nkeys));
+}
+
+Datum
+bloomguard_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	BgTriggerCache *cache;
+	TupleTableSlot *newslot;
+	Datum		values[INDEX_MAX_KEYS];
+	uint64		colhashes[INDEX_MAX_KEYS];
+	BgSlot	   *slot;
+	int			i;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("bloomguard_trigger: not called by trigger manager")));
+	if (!TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) ||
+		!(TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
+		  TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event)))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("bloomguard_trigger must be fired AFTER INSERT OR UPDATE FOR EACH ROW")));
+
+	bg_require_loaded();
+	rel = trigdata->tg_relation;
+
+	cache = (BgTriggerCache *) fcinfo->flinfo->fn_extra;
+	if (cache == NULL || cache->relid != RelationGetRelid(rel) ||
+		(cache->has_key && !bg_keydesc_current(rel, &cache->desc)))
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+		if (cache == NULL)
+			cache = palloc0(sizeof(BgTriggerCache));
+		cache->relid = RelationGetRelid(rel);
+		cache->has_key = bg_keydesc_build(rel, &cache->desc, true);
+		cache->ref.index = -1;
+		cache->ref.epoch = 0;
+		fcinfo->flinfo->fn_extra = cache;
+		MemoryContextSwitchTo(oldcxt);
+	}
+
+	if (!cache->has_key)
+	{
+		/* never fail a write; stop trusting the filter instead */
+		bg_trigger_untrust(cache);
+		return PointerGetDatum(NULL);
+	}
+
+	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+	{
+		TupleTableSlot *oldslot = trigdata->tg_trigslot;
+		bool		same = true;
+
+		newslot = trigdata->tg_newslot;
+		for (i = 0; i < cache->desc.nkeys && same; i++)
+		{
+			const BgKeyColumn *col = &cache->desc.cols[i];
+			bool		oldnull;
+			bool		newnull;
+			Datum		oldval = slot_getattr(oldslot, col->attnum, &oldnull);
+			Datum		newval = slot_getattr(newslot, col->attnum, &newnull);
+
+			/* byte-equal keys hash alike; anything else is added */
+			same = (oldnull == newnull) &&
+				(newnull || datumIsEqual(oldval, newval, col->typbyval, col->typlen));
+		}
+		if (same)
+			return PointerGetDatum(NULL);
+	}
+	else
+		newslot = trigdata->tg_trigslot;
+
+	for (i = 0; i < cache->desc.nkeys; i++)
+	{
+		bool		isnull;
+
+		values[i] = slot_getattr(newslot, cache->desc.cols[i].attnum, &isnull);
+		if (isnull)
+			return PointerGetDatum(NULL);	/* not a primary key value */
+	}
+
+	slot = bg_slot_lock(&cache->ref, cache->relid, LW_SHARED);
+	if (slot == NULL)
+		return PointerGetDatum(NULL);	/* no filter loaded: nothing to feed */
+
+	bg_key_colhashes(&cache->desc, values, colhashes);
+	if (DsaPointerIsValid(slot->serving))
+		bg_add_to(slot->serving, colhashes, cache->desc.nkeys);
+	if (DsaPointerIsValid(slot->building))
+		bg_add_to(slot->building, colhashes, cache->desc.nkeys);
+	LWLockRelease(&slot->lock);
+
+	return PointerGetDatum(NULL);
+}
