@@ -10,17 +10,18 @@ OBJS = \
 	src/trigger.o \
 	src/lookup.o \
 	src/attach.o \
-	src/registry.o
+	src/registry.o \
+	src/stats.o
 
 EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
-REGRESS = attach types writepaths lookup security errors
-REGRESS_OPTS = --temp-config=$(top_srcdir)/test/bloomguard.conf --temp-instance=./tmp_check
+REGRESS = attach
+REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
 ISOLATION = attach_race
-ISOLATION_OPTS = --temp-config=$(top_srcdir)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
+ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
 
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
@@ -32,5 +33,13 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# pgxs's top_srcdir points into the installation; our configs live here
-top_srcdir = .
+# One suite at a time, so that a failing suite does not hide the others.
+.PHONY: installcheck-regress installcheck-isolation installcheck-tap
+installcheck-regress:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
+
+installcheck-isolation:
+	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION)
+
+installcheck-tap:
+	$(prove_installcheck)

@@ -554,9 +554,9 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 		}
 		LWLockRelease(&slot->lock);
 	}
-	estimate = bg_default_capacity(rel);	/* twice the estimate */
-	if (estimate / 2 > (uint64) cur_capacity)
-		cur_capacity = (int64) estimate;
+	estimate = (uint64) bg_estimate_rows(rel);
+	if (estimate > (uint64) cur_capacity)
+		cur_capacity = (int64) (2 * estimate);
 	bg_sizing_args(fcinfo, cur_capacity, cur_error_rate, &capacity, &error_rate);
 
 	if (slot == NULL)

@@ -173,6 +173,7 @@ extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 extern void bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
 					 uint64 capacity, double error_rate);
 extern uint64 bg_default_capacity(Relation rel);
+extern double bg_estimate_rows(Relation rel);
 extern void bg_check_sizing(int64 capacity, double error_rate,
 							uint64 *nbits, int *nhashes, Size *bytes);
 
@@ -181,6 +182,9 @@ extern bool bg_registry_lookup(Oid relid, int64 *capacity, double *error_rate);
 extern void bg_registry_insert(Oid relid, int64 capacity, double error_rate);
 extern void bg_registry_update(Oid relid, int64 capacity, double error_rate);
 extern void bg_registry_delete(Oid relid);
+
+/* stats.c */
+extern const char *bg_state_name(BgState state);
 
 /* attach.c */
 extern void bg_check_guardable(Relation rel);

@@ -94,19 +94,37 @@ bg_check_sizing(int64 capacity, double error_rate,
 }
 
 /*
+ * The table's row count as the planner would estimate it now: the last
+ * ANALYZE's density times the current number of pages, or, for a table
+ * never analyzed, the pages divided by the estimated row width.  Unlike
+ * estimate_rel_size() we do not pretend an empty table has ten pages.
+ */
+double
+bg_estimate_rows(Relation rel)
+{
+	BlockNumber curpages = RelationGetNumberOfBlocks(rel);
+	double		reltuples = rel->rd_rel->reltuples;
+	BlockNumber relpages = rel->rd_rel->relpages;
+	int32		width;
+
+	if (curpages == 0)
+		return 0;
+	if (reltuples >= 0 && relpages > 0)
+		return rint(reltuples / relpages * curpages);
+	width = get_rel_data_width(rel, NULL) +
+		MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
+	return rint((double) curpages * (BLCKSZ - SizeOfPageHeaderData) / width);
+}
+
+/*
  * The default capacity: twice the table's estimated row count, at least
- * BG_MIN_CAPACITY.  estimate_rel_size() handles never-analyzed tables.
+ * BG_MIN_CAPACITY.
  */
 uint64
 bg_default_capacity(Relation rel)
 {
-	BlockNumber pages;
-	double		tuples;
-	double		allvisfrac;
-	double		cap;
+	double		cap = 2.0 * bg_estimate_rows(rel);
 
-	estimate_rel_size(rel, NULL, &pages, &tuples, &allvisfrac);
-	cap = 2.0 * Max(tuples, 0.0);
 	if (cap < BG_MIN_CAPACITY)
 		cap = BG_MIN_CAPACITY;
 	return (uint64) ceil(cap);

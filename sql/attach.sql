@@ -1,0 +1,81 @@
+-- attach, detach and rebuild: the basic life of a guard
+CREATE EXTENSION bloomguard;
+
+-- attach
+CREATE TABLE t_attach (id bigint PRIMARY KEY, payload text);
+INSERT INTO t_attach SELECT g, 'row ' || g FROM generate_series(1, 10000) g;
+SELECT bloomguard_attach('t_attach');
+SELECT relation, capacity >= 1000 AS has_capacity, error_rate FROM bloomguard_guards;
+SELECT state, generation, status FROM bloomguard_health WHERE relation = 't_attach'::regclass;
+SELECT tgname, tgenabled FROM pg_trigger WHERE tgrelid = 't_attach'::regclass;
+
+-- every present key is found, and never 'absent'
+SELECT count(*) FILTER (WHERE NOT guarded_exists('t_attach', g)) AS missing,
+       count(*) FILTER (WHERE bloomguard_check('t_attach', g) = 'absent') AS wrongly_absent
+  FROM generate_series(1, 10000) g;
+-- most absent keys are answered by the filter alone
+SELECT count(*) FILTER (WHERE guarded_exists('t_attach', g)) AS found_absent,
+       count(*) FILTER (WHERE bloomguard_check('t_attach', g) = 'absent') > 9500 AS mostly_absent
+  FROM generate_series(20001, 30000) g;
+
+-- new rows are fed by the trigger
+INSERT INTO t_attach VALUES (50000, 'new');
+SELECT guarded_exists('t_attach', 50000), bloomguard_check('t_attach', 50000);
+
+-- sizing is seed 001's: n = 50, p = 0.02 gives m = 408, k = 6
+CREATE TABLE t_small (id int PRIMARY KEY);
+SELECT bloomguard_attach('t_small', 50, 0.02);
+SELECT capacity, error_rate, bits, hashes, memory_bytes FROM bloomguard_health WHERE relation = 't_small'::regclass;
+
+-- rebuild: resizing changes bits and hashes as the formulas say
+SELECT bloomguard_rebuild('t_small', 1000, 0.001);
+SELECT capacity, error_rate, bits, hashes, generation FROM bloomguard_health WHERE relation = 't_small'::regclass;
+SELECT ceil(-1000 * ln(0.001) / (ln(2) ^ 2)) AS m, round((14378.0 / 1000) * ln(2)) AS k;
+SELECT capacity, error_rate FROM bloomguard_guards WHERE relation = 't_small'::regclass;
+-- NULL keeps the current sizing
+SELECT bloomguard_rebuild('t_small');
+SELECT capacity, bits, hashes, generation FROM bloomguard_health WHERE relation = 't_small'::regclass;
+
+-- the default error rate comes from the setting
+SET bloomguard.default_error_rate = 0.05;
+CREATE TABLE t_rate (id int PRIMARY KEY);
+SELECT bloomguard_attach('t_rate', 100);
+SELECT capacity, error_rate, bits, hashes FROM bloomguard_health WHERE relation = 't_rate'::regclass;
+RESET bloomguard.default_error_rate;
+
+-- detach drops the trigger, the registry row and the filter
+SELECT bloomguard_detach('t_rate');
+SELECT count(*) FROM pg_trigger WHERE tgrelid = 't_rate'::regclass;
+SELECT count(*) FROM bloomguard_guards WHERE relation = 't_rate'::regclass;
+SELECT count(*) FROM bloomguard_guard_stats() WHERE relid = 't_rate'::regclass;
+-- and a detached table still answers correctly
+INSERT INTO t_rate VALUES (7);
+SELECT guarded_exists('t_rate', 7), guarded_exists('t_rate', 8), bloomguard_check('t_rate', 7);
+
+-- a rolled-back detach leaves the guard in place and serving
+BEGIN;
+SELECT bloomguard_detach('t_small');
+ROLLBACK;
+SELECT state FROM bloomguard_health WHERE relation = 't_small'::regclass;
+SELECT bloomguard_check('t_small', 123456);
+
+-- a detach in a rolled-back subtransaction is forgotten too
+BEGIN;
+SAVEPOINT s1;
+SELECT bloomguard_detach('t_small');
+ROLLBACK TO SAVEPOINT s1;
+COMMIT;
+SELECT state FROM bloomguard_health WHERE relation = 't_small'::regclass;
+
+-- a prepared detach is refused: nothing would free the filter at COMMIT PREPARED
+BEGIN;
+SELECT bloomguard_detach('t_small');
+PREPARE TRANSACTION 'bg_detach';
+SELECT state FROM bloomguard_health WHERE relation = 't_small'::regclass;
+
+DROP TABLE t_rate;
+SELECT bloomguard_detach('t_small');
+SELECT bloomguard_detach('t_attach');
+DROP TABLE t_small, t_attach;
+SELECT count(*) FROM bloomguard_guards;
+DROP EXTENSION bloomguard;
