@@ -11,16 +11,17 @@ OBJS = \
 	src/lookup.o \
 	src/attach.o \
 	src/registry.o \
-	src/stats.o
+	src/stats.o \
+	src/coverage.o
 
 EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
-REGRESS = attach
+REGRESS = attach writepaths lookup security errors health
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
-ISOLATION = attach_race
+ISOLATION = attach_race rebuild_race
 ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
 
 TAP_TESTS = 1

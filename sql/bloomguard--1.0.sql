@@ -206,3 +206,12 @@ SELECT j.relation,
   FROM judged j;
 
 GRANT SELECT ON @extschema@.bloomguard_health TO PUBLIC;
+
+-- Unregister guarded tables when they are dropped.
+CREATE FUNCTION @extschema@.bloomguard_sql_drop()
+RETURNS event_trigger
+AS 'MODULE_PATHNAME', 'bloomguard_sql_drop'
+LANGUAGE C;
+
+CREATE EVENT TRIGGER bloomguard_sql_drop ON sql_drop
+    EXECUTE FUNCTION @extschema@.bloomguard_sql_drop();

@@ -9,9 +9,11 @@
  * under it.  A SQL function cannot commit, so bloomguard_attach() has a
  * short-lived background worker do that first transaction, and waits:
  *
- *	caller:  validate; claim the guard's slot (state "building")
- *	worker:  wait for the table's current writers without blocking new ones
- *	         (WaitForLockers); CREATE TRIGGER; ALTER TABLE ... ENABLE
+ *	caller:  validate; wait for the table's current writers without
+ *	         blocking new ones (WaitForLockers); claim the guard's slot
+ *	         (state "building")
+ *	worker:  wait again for writers that started meanwhile; CREATE
+ *	         TRIGGER; ALTER TABLE ... ENABLE
  *	         ALWAYS TRIGGER; register the guard; COMMIT
  *	caller:  take ShareUpdateExclusiveLock; build (build.c); ready
  *
@@ -144,7 +146,7 @@ bg_check_guardable(Relation rel)
 				 errmsg("cannot change guards during recovery")));
 }
 
-/* Is the guard's trigger on rel, and does it fire ALWAYS? */
+/* Is the guard's trigger on rel (*exists), and does it fire ALWAYS? */
 static bool
 bg_trigger_in_place(Relation rel, bool *exists)
 {
@@ -152,23 +154,10 @@ bg_trigger_in_place(Relation rel, bool *exists)
 	int			i;
 
 	*exists = false;
-	if (trigdesc == NULL)
-		return false;
-	for (i = 0; i < trigdesc->numtriggers; i++)
-	{
-		Trigger    *trig = &trigdesc->triggers[i];
-
-		if (strcmp(trig->tgname, BLOOMGUARD_TRIGGER_NAME) == 0)
-		{
+	for (i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+		if (strcmp(trigdesc->triggers[i].tgname, BLOOMGUARD_TRIGGER_NAME) == 0)
 			*exists = true;
-			return trig->tgenabled == TRIGGER_FIRES_ALWAYS &&
-				TRIGGER_FOR_ROW(trig->tgtype) &&
-				TRIGGER_FOR_AFTER(trig->tgtype) &&
-				TRIGGER_FOR_INSERT(trig->tgtype) &&
-				TRIGGER_FOR_UPDATE(trig->tgtype);
-		}
-	}
-	return false;
+	return bg_feed_in_place(rel);
 }
 
 static const char *
@@ -247,6 +236,8 @@ bloomguard_feed_worker_main(Datum main_arg)
 							   SECURITY_RESTRICTED_OPERATION);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
+		/* our own setup is not a coverage break (this process exits after) */
+		bg_own_trigger_ddl = true;
 		if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE ON %s"
 								 " FOR EACH ROW EXECUTE FUNCTION %s.bloomguard_trigger()",
 								 BLOOMGUARD_TRIGGER_NAME, qname,
@@ -380,6 +371,7 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	int			slotindex;
 	bool		exists;
 	volatile bool committed = false;
+	BgBuildState bs;
 
 	bg_require_loaded();
 	if (PG_ARGISNULL(0))
@@ -414,12 +406,29 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 				 errmsg("cannot attach a guard to table \"%s\" in a statement that writes it",
 						RelationGetRelationName(rel))));
 
-	/* reserve the slot first, so that the trigger finds it from its first row */
+	/*
+	 * Wait here, as a heavyweight lock wait that the deadlock detector and
+	 * pg_locks can see, for the transactions now writing the table; the
+	 * worker waits again for any that started meanwhile.  Neither wait
+	 * queues a lock request, so new writers are not held up.
+	 */
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+		WaitForLockers(tag, ShareRowExclusiveLock, false);
+	}
+
+	/*
+	 * Claim the slot and allocate the filter before the trigger exists, so
+	 * that the memory cap is checked before anything is committed and the
+	 * trigger feeds the filter from its first row.
+	 */
 	bg_keydesc_identity(&desc, &key);
 	slotindex = bg_slot_claim(relid, &key, BG_STATE_BUILDING);
-
 	PG_TRY();
 	{
+		bg_build_begin(rel, &desc, slotindex, (uint64) capacity, error_rate, &bs);
 		bg_install_feed(rel, capacity, error_rate, &committed);
 	}
 	PG_CATCH();
@@ -427,25 +436,30 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 		if (!committed)
 			bg_slot_release(MyDatabaseId, relid);
 		else
-		{
-			BgSlot	   *slot = bg_slot(slotindex);
-
-			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-			if (slot->relid == relid && slot->state == BG_STATE_BUILDING)
-				slot->state = BG_STATE_NOT_LOADED;
-			LWLockRelease(&slot->lock);
-		}
+			bg_build_abandon(&bs, "the attach was interrupted; the guard is registered but not built");
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
-	/* serialize with rebuilds, and see the committed trigger */
-	LockRelationOid(relid, ShareUpdateExclusiveLock);
-	if (!bg_trigger_in_place(rel, &exists))
-		elog(ERROR, "bloomguard trigger on \"%s\" is missing after attach",
-			 RelationGetRelationName(rel));
-
-	bg_build(rel, &desc, slotindex, (uint64) capacity, error_rate);
+	/* from here on the guard is registered; a failure leaves it not_loaded */
+	PG_TRY();
+	{
+		/* serialize with rebuilds, and see the committed trigger */
+		LockRelationOid(relid, ShareUpdateExclusiveLock);
+		if (!bg_trigger_in_place(rel, &exists))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the bloomguard trigger of table \"%s\" was changed during the attach",
+							RelationGetRelationName(rel)),
+					 errhint("Run bloomguard_detach() and then bloomguard_attach() again.")));
+		bg_build_finish(rel, &desc, &bs);
+	}
+	PG_CATCH();
+	{
+		bg_build_abandon(&bs, "the attach was interrupted; the guard is registered but not built");
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 
 	relation_close(rel, NoLock);
 	PG_RETURN_VOID();
@@ -475,10 +489,20 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 	{
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute(psprintf("DROP TRIGGER %s ON %s", BLOOMGUARD_TRIGGER_NAME,
-								 bg_qualified_name(rel)),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not drop the bloomguard trigger");
+		/* not a coverage break: the filter goes away with the trigger */
+		bg_own_trigger_ddl = true;
+		PG_TRY();
+		{
+			if (SPI_execute(psprintf("DROP TRIGGER %s ON %s", BLOOMGUARD_TRIGGER_NAME,
+									 bg_qualified_name(rel)),
+							false, 0) != SPI_OK_UTILITY)
+				elog(ERROR, "could not drop the bloomguard trigger");
+		}
+		PG_FINALLY();
+		{
+			bg_own_trigger_ddl = false;
+		}
+		PG_END_TRY();
 		SPI_finish();
 	}
 	bg_registry_delete(relid);

@@ -15,6 +15,8 @@
  *	lookup.c	guarded_exists() and bloomguard_check()
  *	attach.c	attach, detach, rebuild
  *	registry.c	the bloomguard_guards configuration table
+ *	coverage.c	noticing triggers disabled or dropped, and dropped tables
+ *	stats.c		the health view's numbers, probes, counter resets
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -93,4 +95,5 @@ _PG_init(void)
 #endif
 
 	bg_shmem_init();
+	bg_coverage_init();
 }

@@ -87,6 +87,7 @@ typedef struct BgSlot
 	TimestampTz built_at;
 	double		build_seconds;
 	int			builder_pid;
+	bool		coverage_broken;	/* untrusted while a build was running */
 	char		last_error[128];	/* why the last build failed, if it did */
 	/* traffic counters, updated without a lock */
 	pg_atomic_uint64 checks;
@@ -143,11 +144,10 @@ typedef struct BgKeyDesc
 	BgKeyColumn cols[INDEX_MAX_KEYS];
 } BgKeyDesc;
 
-/* bloomguard.c */
-extern void bg_require_loaded(void);
-extern Oid	bg_extension_schema(void);
 
 /* shmem.c */
+extern void bg_require_loaded(void);
+extern bool bg_loaded(void);
 extern void bg_shmem_init(void);
 extern dsa_area *bg_dsa(void);
 extern BgSlot *bg_slot(int index);
@@ -155,11 +155,17 @@ extern bool bg_slot_find(Oid relid, BgSlotRef *ref);
 extern BgSlot *bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode);
 extern int	bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state);
 extern void bg_slot_release(Oid dbid, Oid relid);
+extern void bg_slot_release_database(Oid dbid);
 extern void bg_memory_reserve(Size bytes, Oid relid);
 extern void bg_memory_unreserve(Size bytes);
 extern Size bg_memory_in_use(void);
 extern int	bg_slot_count(void);
 extern void bg_forget_at_commit(Oid relid);
+
+/* coverage.c */
+extern bool bg_own_trigger_ddl;
+extern void bg_coverage_init(void);
+extern void bg_untrust(Oid relid, const char *why);
 
 /* keys.c */
 extern bool bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok);
@@ -170,6 +176,20 @@ extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 							 uint64 *colhashes);
 
 /* build.c */
+typedef struct BgBuildState
+{
+	int			slotindex;
+	uint64		incarnation;
+	dsa_pointer dp;
+	Size		bytes;
+	BloomFilter *filter;
+	TimestampTz start;
+} BgBuildState;
+
+extern void bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
+						   uint64 capacity, double error_rate, BgBuildState *bs);
+extern void bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs);
+extern void bg_build_abandon(BgBuildState *bs, const char *why);
 extern void bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
 					 uint64 capacity, double error_rate);
 extern uint64 bg_default_capacity(Relation rel);
@@ -178,10 +198,14 @@ extern void bg_check_sizing(int64 capacity, double error_rate,
 							uint64 *nbits, int *nhashes, Size *bytes);
 
 /* registry.c */
+extern Oid	bg_extension_schema(void);
 extern bool bg_registry_lookup(Oid relid, int64 *capacity, double *error_rate);
 extern void bg_registry_insert(Oid relid, int64 capacity, double error_rate);
 extern void bg_registry_update(Oid relid, int64 capacity, double error_rate);
 extern void bg_registry_delete(Oid relid);
+
+/* lookup.c */
+extern bool bg_feed_in_place(Relation rel);
 
 /* stats.c */
 extern const char *bg_state_name(BgState state);

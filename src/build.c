@@ -228,16 +228,20 @@ bg_scan_keys(Relation rel, const BgKeyDesc *desc, BloomFilter *filter)
 	MemoryContextDelete(tmpcxt);
 }
 
-/* Forget a failed build: free the building generation. */
-static void
-bg_build_abandon(int slotindex, uint64 incarnation, dsa_pointer dp, Size bytes,
-				 const char *why)
+/*
+ * Forget a failed build: free the building generation, and leave the guard
+ * as it was (or "not_loaded", if this was its first build).
+ */
+void
+bg_build_abandon(BgBuildState *bs, const char *why)
 {
-	BgSlot	   *slot = bg_slot(slotindex);
+	BgSlot	   *slot = bg_slot(bs->slotindex);
 	bool		ours;
 
+	if (!DsaPointerIsValid(bs->dp))
+		return;
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	ours = (slot->incarnation == incarnation && slot->building == dp);
+	ours = (slot->incarnation == bs->incarnation && slot->building == bs->dp);
 	if (ours)
 	{
 		slot->building = InvalidDsaPointer;
@@ -250,24 +254,24 @@ bg_build_abandon(int slotindex, uint64 incarnation, dsa_pointer dp, Size bytes,
 	}
 	LWLockRelease(&slot->lock);
 
-	/* if the slot was freed meanwhile, bg_slot_release() freed dp */
+	/* if the slot was freed meanwhile, bg_slot_release() freed it already */
 	if (ours)
 	{
-		dsa_free(bg_dsa(), dp);
-		bg_memory_unreserve(bytes);
+		dsa_free(bg_dsa(), bs->dp);
+		bg_memory_unreserve(bs->bytes);
 	}
+	bs->dp = InvalidDsaPointer;
 }
 
 /*
- * Build a new generation of the filter in slot slotindex from a scan of
- * rel, and make it the serving one.  The caller holds at least
- * ShareUpdateExclusiveLock on rel and has checked that the guard's trigger
- * is in place.  On error (cancel, timeout, out of memory) the previous
- * generation keeps serving and the new one is freed.
+ * Steps 0 and 1: reserve memory for a new generation, allocate it, and
+ * publish it in the slot as "building", so that the trigger feeds it from
+ * now on.  Fails without changing anything if the memory cap would be
+ * exceeded or a build is already running.
  */
 void
-bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
-		 uint64 capacity, double error_rate)
+bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
+			   uint64 capacity, double error_rate, BgBuildState *bs)
 {
 	BgSlot	   *slot = bg_slot(slotindex);
 	dsa_area   *area = bg_dsa();
@@ -276,15 +280,14 @@ bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
 	Size		bytes;
 	dsa_pointer dp;
 	BloomFilter *filter;
-	uint64		incarnation;
 	uint64		seed;
-	BgKeyIdentity key;
-	TimestampTz start = GetCurrentTimestamp();
-	dsa_pointer old;
-	Size		old_bytes;
+
+	memset(bs, 0, sizeof(BgBuildState));
+	bs->dp = InvalidDsaPointer;
+	bs->slotindex = slotindex;
+	bs->start = GetCurrentTimestamp();
 
 	bg_check_sizing((int64) capacity, error_rate, &nbits, &nhashes, &bytes);
-	bg_keydesc_identity(desc, &key);
 
 	/* count both generations against the cap while they coexist */
 	bg_memory_reserve(bytes, RelationGetRelid(rel));
@@ -303,7 +306,6 @@ bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
 		seed = pg_prng_uint64(&pg_global_prng_state);
 	bloom_init(filter, capacity, error_rate, nbits, nhashes, seed);
 
-	/* step 1: publish it, so that the trigger feeds it from now on */
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	if (slot->relid != RelationGetRelid(rel) || slot->dbid != MyDatabaseId ||
 		slot->state == BG_STATE_FREE || DsaPointerIsValid(slot->building))
@@ -321,58 +323,106 @@ bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
 		elog(ERROR, "bloomguard slot %d no longer belongs to relation %u",
 			 slotindex, RelationGetRelid(rel));
 	}
-	incarnation = slot->incarnation;
+	bs->incarnation = slot->incarnation;
 	slot->building = dp;
 	slot->building_bytes = bytes;
 	slot->builder_pid = MyProcPid;
+	slot->coverage_broken = false;
 	if (slot->state == BG_STATE_NOT_LOADED)
 		slot->state = BG_STATE_BUILDING;
 	LWLockRelease(&slot->lock);
 
-	/* step 2: the scan */
+	bs->dp = dp;
+	bs->bytes = bytes;
+	bs->filter = filter;
+}
+
+/*
+ * Steps 2 and 3: scan, then swap the new generation in and free the old
+ * one.  The caller holds at least ShareUpdateExclusiveLock on rel and has
+ * checked that the guard's trigger is in place.  On error (cancel,
+ * timeout, out of memory) the previous generation keeps serving and the
+ * new one is freed.
+ */
+void
+bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
+{
+	BgSlot	   *slot = bg_slot(bs->slotindex);
+	BgKeyIdentity key;
+	dsa_pointer old;
+	Size		old_bytes;
+	bool		broken;
+
+	bg_keydesc_identity(desc, &key);
+
 	PG_TRY();
 	{
 		pgstat_report_activity(STATE_RUNNING, "bloomguard: building filter");
-		bg_scan_keys(rel, desc, filter);
+		bg_scan_keys(rel, desc, bs->filter);
 	}
 	PG_CATCH();
 	{
-		bg_build_abandon(slotindex, incarnation, dp, bytes, "build interrupted by an error");
+		bg_build_abandon(bs, "the last build was interrupted by an error");
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
-	/* step 3: swap */
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	if (slot->incarnation != incarnation || slot->building != dp)
+	if (slot->incarnation != bs->incarnation || slot->building != bs->dp)
 	{
 		/* detached (or dropped) while we were scanning: nothing to serve */
 		LWLockRelease(&slot->lock);
+		bs->dp = InvalidDsaPointer;
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("guard of table \"%s\" was removed during the build",
 						RelationGetRelationName(rel))));
 	}
+	broken = slot->coverage_broken;
 	old = slot->serving;
 	old_bytes = slot->serving_bytes;
-	slot->serving = dp;
-	slot->serving_bytes = bytes;
+	slot->serving = bs->dp;
+	slot->serving_bytes = bs->bytes;
 	slot->building = InvalidDsaPointer;
 	slot->building_bytes = 0;
 	slot->builder_pid = 0;
+	slot->coverage_broken = false;
 	slot->generation++;
-	filter->generation = slot->generation;
+	bs->filter->generation = slot->generation;
 	slot->key = key;
 	slot->built_at = GetCurrentTimestamp();
-	slot->build_seconds = (double) (slot->built_at - start) / USECS_PER_SEC;
-	slot->state = BG_STATE_READY;
-	slot->last_error[0] = '\0';
+	slot->build_seconds = (double) (slot->built_at - bs->start) / USECS_PER_SEC;
+	if (broken)
+		slot->state = BG_STATE_UNTRUSTED;	/* keep last_error: the reason */
+	else
+	{
+		slot->state = BG_STATE_READY;
+		slot->last_error[0] = '\0';
+	}
 	LWLockRelease(&slot->lock);
+	bs->dp = InvalidDsaPointer;
 
 	/* readers held the slot lock while using the old one; none can now */
 	if (DsaPointerIsValid(old))
 	{
-		dsa_free(area, old);
+		dsa_free(bg_dsa(), old);
 		bg_memory_unreserve(old_bytes);
 	}
+	if (broken)
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the trigger of table \"%s\" changed during the build; the guard stays untrusted",
+						RelationGetRelationName(rel)),
+				 errhint("Run bloomguard_rebuild() again.")));
+}
+
+/* Build a new generation from a scan of rel and make it the serving one. */
+void
+bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
+		 uint64 capacity, double error_rate)
+{
+	BgBuildState bs;
+
+	bg_build_begin(rel, desc, slotindex, capacity, error_rate, &bs);
+	bg_build_finish(rel, desc, &bs);
 }

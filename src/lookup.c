@@ -40,6 +40,8 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
@@ -541,6 +543,33 @@ bg_source_lookup(BgCallCache *cache, Relation rel, BgKeyResult kr,
 }
 
 /*
+ * Is the feed trigger there and firing ALWAYS?  A cheap scan of the
+ * relcache's trigger list.  (coverage.c marks the guard untrusted when the
+ * trigger changes; this catches the state in between.)
+ */
+bool
+bg_feed_in_place(Relation rel)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+	int			i;
+
+	if (trigdesc == NULL)
+		return false;
+	for (i = 0; i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *trig = &trigdesc->triggers[i];
+
+		if (strcmp(trig->tgname, BLOOMGUARD_TRIGGER_NAME) == 0)
+			return trig->tgenabled == TRIGGER_FIRES_ALWAYS &&
+				TRIGGER_FOR_ROW(trig->tgtype) &&
+				TRIGGER_FOR_AFTER(trig->tgtype) &&
+				TRIGGER_FOR_INSERT(trig->tgtype) &&
+				TRIGGER_FOR_UPDATE(trig->tgtype);
+	}
+	return false;
+}
+
+/*
  * Can the filter be trusted for this call?  Checks everything but the
  * slot's state (see the file header).
  */
@@ -554,6 +583,8 @@ bg_filter_usable(Relation rel)
 	if (IsolationIsSerializable())
 		return false;
 	if (CheckRelationLockedByMe(rel, RowExclusiveLock, true))
+		return false;
+	if (!bg_feed_in_place(rel))
 		return false;
 	return true;
 }
@@ -572,6 +603,7 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 	BgSlot	   *slot;
 	int			answer = -1;
 	BgKeyIdentity key;
+	bool		key_changed = false;
 
 	*slotp = NULL;
 	slot = bg_slot_lock(&cache->ref, cache->relid, LW_SHARED);
@@ -583,7 +615,7 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 	{
 		bg_keydesc_identity(&cache->desc, &key);
 		if (!bg_identity_equal(&key, &slot->key))
-			answer = -1;
+			key_changed = true;
 		else if (nomatch)
 			answer = 0;
 		else
@@ -598,6 +630,8 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 		}
 	}
 	LWLockRelease(&slot->lock);
+	if (key_changed)
+		bg_untrust(cache->relid, "its primary key changed");
 	return answer;
 }
 

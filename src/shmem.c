@@ -200,7 +200,10 @@ bg_xact_callback(XactEvent event, void *arg)
 			{
 				BgPendingForget *pf = (BgPendingForget *) lfirst(lc);
 
-				bg_slot_release(MyDatabaseId, pf->relid);
+				if (OidIsValid(pf->relid))
+					bg_slot_release(MyDatabaseId, pf->relid);
+				else
+					bg_slot_release_database(MyDatabaseId);
 			}
 			bg_pending_forget = NIL;
 			break;
@@ -270,6 +273,13 @@ bg_require_loaded(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("bloomguard must be loaded via shared_preload_libraries"),
 				 errhint("Add bloomguard to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/* Was the library preloaded (is our shared memory there)? */
+bool
+bg_loaded(void)
+{
+	return bg_shared != NULL;
 }
 
 /* This backend's handle on the filter memory, attached on first use. */
@@ -429,6 +439,7 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	slot->built_at = 0;
 	slot->build_seconds = 0;
 	slot->builder_pid = 0;
+	slot->coverage_broken = false;
 	slot->last_error[0] = '\0';
 	pg_atomic_write_u64(&slot->checks, 0);
 	pg_atomic_write_u64(&slot->shortcuts, 0);
@@ -483,6 +494,26 @@ bg_slot_release(Oid dbid, Oid relid)
 		dsa_free(bg_dsa(), building);
 }
 
+/* Free every slot of a database (DROP EXTENSION). */
+void
+bg_slot_release_database(Oid dbid)
+{
+	int			i;
+
+	for (i = 0; i < bg_shared->nslots; i++)
+	{
+		BgSlot	   *slot = &bg_shared->slots[i];
+		Oid			relid = InvalidOid;
+
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		if (slot->state != BG_STATE_FREE && slot->dbid == dbid)
+			relid = slot->relid;
+		LWLockRelease(&slot->lock);
+		if (OidIsValid(relid))
+			bg_slot_release(dbid, relid);
+	}
+}
+
 /* Count bytes against bloomguard.max_memory, or fail without changing anything. */
 void
 bg_memory_reserve(Size bytes, Oid relid)
@@ -529,7 +560,10 @@ bg_memory_in_use(void)
 	return result;
 }
 
-/* Free this table's slot when the current transaction commits. */
+/*
+ * Free this table's slot when the current transaction commits (InvalidOid:
+ * every guard of this database).
+ */
 void
 bg_forget_at_commit(Oid relid)
 {

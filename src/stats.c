@@ -226,6 +226,11 @@ bloomguard_probe(PG_FUNCTION_ARGS)
 				 errmsg("number of probes must be greater than zero")));
 
 	rel = bg_open_managed(relid, true);
+	if (!bg_registry_lookup(relid, NULL, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table \"%s\" is not guarded", RelationGetRelationName(rel)),
+				 errhint("Use bloomguard_attach() to guard it.")));
 	ref.index = -1;
 	ref.epoch = 0;
 	slot = bg_slot_lock(&ref, relid, LW_SHARED);
