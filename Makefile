@@ -12,7 +12,8 @@ OBJS = \
 	src/attach.o \
 	src/registry.o \
 	src/stats.o \
-	src/coverage.o
+	src/coverage.o \
+	src/worker.o
 
 EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql

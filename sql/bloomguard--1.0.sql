@@ -192,9 +192,10 @@ SELECT j.relation,
                                                         j.relation::pg_catalog.text)
             END,
             CASE WHEN j.load > 1.0 THEN
-                pg_catalog.format('rebuild with capacity %s (load %s)',
+                pg_catalog.format('rebuild with capacity %s (load %s)%s',
                                   2 * j.n_added,
-                                  pg_catalog.round(j.load::pg_catalog.numeric, 1))
+                                  pg_catalog.round(j.load::pg_catalog.numeric, 1),
+                                  CASE WHEN j.state = 'ready' THEN ': ' || j.last_error ELSE '' END)
             END,
             CASE WHEN j.probes >= 10 AND j.actual_fp > 2 * j.error_rate AND NOT COALESCE(j.load > 1.0, false) THEN
                 pg_catalog.format('measured false-positive rate %s is above twice the target %s: rebuild to draw a new hash seed, or with a lower error_rate',

@@ -52,6 +52,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -513,13 +514,17 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 }
 
 /*
- * bloomguard_rebuild(rel regclass, capacity bigint, error_rate float8)
+ * Rebuild a guard's filter.  capacity <= 0 and error_rate NaN mean "keep
+ * the current one" (capacity grows to twice the row estimate if the table
+ * outgrew it).  With nowait, returns false instead of waiting when another
+ * build (or VACUUM, or DDL) holds the table; the background worker uses
+ * that so that it never queues behind anyone.  The caller has checked
+ * permissions and that the table is guarded.
  */
-Datum
-bloomguard_rebuild(PG_FUNCTION_ARGS)
+bool
+bg_rebuild_guard(Relation rel, int64 capacity, double error_rate, bool nowait)
 {
-	Oid			relid;
-	Relation	rel;
+	Oid			relid = RelationGetRelid(rel);
 	BgKeyDesc	desc;
 	BgKeyIdentity key;
 	BgSlotRef	ref;
@@ -528,20 +533,12 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 	double		reg_error_rate;
 	int64		cur_capacity;
 	double		cur_error_rate;
-	int64		capacity;
-	double		error_rate;
 	bool		exists;
 	uint64		estimate;
+	uint64		nbits;
+	int			nhashes;
+	Size		bytes;
 
-	bg_require_loaded();
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("relation must not be null")));
-	relid = PG_GETARG_OID(0);
-
-	rel = relation_open(relid, AccessShareLock);
-	bg_check_owner(rel);
 	if (!bg_registry_lookup(relid, &reg_capacity, &reg_error_rate))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -550,7 +547,14 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 	bg_check_guardable(rel);
 
 	/* one build at a time; waits show up as heavyweight lock waits */
-	LockRelationOid(relid, ShareUpdateExclusiveLock);
+	if (nowait)
+	{
+		if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+			return false;
+	}
+	else
+		LockRelationOid(relid, ShareUpdateExclusiveLock);
+
 	if (!bg_trigger_in_place(rel, &exists))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -558,7 +562,7 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 						RelationGetRelationName(rel),
 						exists ? "not enabled ALWAYS" : "missing"),
 				 errdetail("Without it the filter cannot see new keys."),
-				 errhint("Run bloomguard_detach() and then bloomguard_attach() to reinstall it.")));
+				 errhint("Run ALTER TABLE ... ENABLE ALWAYS TRIGGER bloomguard, or bloomguard_detach() and then bloomguard_attach().")));
 	bg_keydesc_build(rel, &desc, false);
 
 	/* defaults: the serving generation's sizing, else the registry's */
@@ -581,7 +585,11 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 	estimate = (uint64) bg_estimate_rows(rel);
 	if (estimate > (uint64) cur_capacity)
 		cur_capacity = (int64) (2 * estimate);
-	bg_sizing_args(fcinfo, cur_capacity, cur_error_rate, &capacity, &error_rate);
+	if (capacity <= 0)
+		capacity = cur_capacity;
+	if (isnan(error_rate))
+		error_rate = cur_error_rate;
+	bg_check_sizing(capacity, error_rate, &nbits, &nhashes, &bytes);
 
 	if (slot == NULL)
 	{
@@ -594,7 +602,37 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 
 	if (capacity != reg_capacity || error_rate != reg_error_rate)
 		bg_registry_update(relid, capacity, error_rate);
+	return true;
+}
 
+/*
+ * bloomguard_rebuild(rel regclass, capacity bigint, error_rate float8)
+ */
+Datum
+bloomguard_rebuild(PG_FUNCTION_ARGS)
+{
+	Relation	rel;
+	int64		capacity = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT64(1);
+	double		error_rate = PG_ARGISNULL(2) ? get_float8_nan() : PG_GETARG_FLOAT8(2);
+	uint64		nbits;
+	int			nhashes;
+	Size		bytes;
+
+	bg_require_loaded();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("relation must not be null")));
+
+	/* validate explicit arguments before anything else */
+	if (!PG_ARGISNULL(1) || !PG_ARGISNULL(2))
+		bg_check_sizing(PG_ARGISNULL(1) ? 1000 : capacity,
+						PG_ARGISNULL(2) ? 0.01 : error_rate,
+						&nbits, &nhashes, &bytes);
+
+	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
+	bg_check_owner(rel);
+	(void) bg_rebuild_guard(rel, capacity, error_rate, false);
 	relation_close(rel, NoLock);
 	PG_RETURN_VOID();
 }

@@ -17,6 +17,7 @@
  *	registry.c	the bloomguard_guards configuration table
  *	coverage.c	noticing triggers disabled or dropped, and dropped tables
  *	stats.c		the health view's numbers, probes, counter resets
+ *	worker.c	the background worker: rebuilds after restarts, resizes
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -35,6 +36,8 @@ bool		bg_enabled = true;
 int			bg_max_memory_mb = BG_MAX_MEMORY_DEFAULT;
 int			bg_max_guards = BG_MAX_GUARDS_DEFAULT;
 double		bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
+int			bg_maintenance_interval = BG_MAINTENANCE_INTERVAL_DEFAULT;
+bool		bg_auto_rebuild = true;
 
 void		_PG_init(void);
 
@@ -66,6 +69,28 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
+	DefineCustomIntVariable("bloomguard.maintenance_interval",
+							"Time between the background worker's maintenance passes.",
+							"Each pass rebuilds guards that are not loaded or untrusted and, "
+							"with bloomguard.auto_rebuild, resizes guards past their capacity. "
+							"Zero disables the passes after the one at startup.",
+							&bg_maintenance_interval,
+							BG_MAINTENANCE_INTERVAL_DEFAULT,
+							BG_MAINTENANCE_INTERVAL_MIN,
+							BG_MAINTENANCE_INTERVAL_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("bloomguard.auto_rebuild",
+							 "Lets the background worker resize guards whose load exceeds 1.0.",
+							 "A guard past its capacity is rebuilt at twice its n_added, if that fits in bloomguard.max_memory.",
+							 &bg_auto_rebuild,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomIntVariable("bloomguard.max_memory",
 							"Shared memory all filters together may use.",
 							"An attach or rebuild that would exceed it fails and changes nothing.",
@@ -96,4 +121,5 @@ _PG_init(void)
 
 	bg_shmem_init();
 	bg_coverage_init();
+	bg_worker_init();
 }

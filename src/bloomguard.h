@@ -32,6 +32,9 @@
 #define BG_ERROR_RATE_DEFAULT		0.01
 #define BG_ERROR_RATE_MIN			1e-9
 #define BG_ERROR_RATE_MAX			0.5
+#define BG_MAINTENANCE_INTERVAL_DEFAULT	10	/* seconds */
+#define BG_MAINTENANCE_INTERVAL_MIN		0
+#define BG_MAINTENANCE_INTERVAL_MAX		(INT_MAX / 1000)
 #define BG_MIN_CAPACITY				1000	/* floor for the default capacity */
 
 /* bloomguard.c: settings */
@@ -39,6 +42,8 @@ extern bool bg_enabled;
 extern int	bg_max_memory_mb;
 extern int	bg_max_guards;
 extern double bg_default_error_rate;
+extern int	bg_maintenance_interval;
+extern bool bg_auto_rebuild;
 
 /*
  * A guard's state, as the health view shows it.  DISABLED is not stored;
@@ -207,11 +212,16 @@ extern void bg_registry_delete(Oid relid);
 /* lookup.c */
 extern bool bg_feed_in_place(Relation rel);
 
+/* worker.c */
+extern void bg_worker_init(void);
+
 /* stats.c */
 extern const char *bg_state_name(BgState state);
 
 /* attach.c */
 extern void bg_check_guardable(Relation rel);
 extern void bg_check_owner(Relation rel);
+extern bool bg_rebuild_guard(Relation rel, int64 capacity, double error_rate,
+							 bool nowait);
 
 #endif							/* BLOOMGUARD_H */

@@ -58,6 +58,7 @@
 #include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "utils/guc.h"
 #include "storage/procarray.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -145,11 +146,23 @@ bg_scan_keys(Relation rel, const BgKeyDesc *desc, BloomFilter *filter)
 	MemoryContext tmpcxt;
 	BloomHash  *batch;
 	OffsetNumber *live;
+	uint64	   *local = NULL;
+	uint64		nadded = 0;
+	Size		local_bytes = filter->nwords * sizeof(uint64);
 
 	tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "bloomguard build",
 								   ALLOCSET_DEFAULT_SIZES);
 	batch = palloc(sizeof(BloomHash) * MaxHeapTuplesPerPage);
 	live = palloc(sizeof(OffsetNumber) * MaxHeapTuplesPerPage);
+
+	/*
+	 * Within maintenance_work_mem, set bits in a private copy without
+	 * atomics and merge it at the end; the trigger meanwhile adds to the
+	 * shared building filter, and OR-ing the two loses nothing.
+	 */
+	if (local_bytes <= (Size) maintenance_work_mem * 1024)
+		local = palloc_extended(local_bytes,
+								MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM | MCXT_ALLOC_ZERO);
 
 	for (blkno = 0; blkno < nblocks; blkno++)
 	{
@@ -219,7 +232,19 @@ bg_scan_keys(Relation rel, const BgKeyDesc *desc, BloomFilter *filter)
 		MemoryContextReset(tmpcxt);
 		ReleaseBuffer(buf);
 
-		bloom_add_batch(filter, batch, nbatch);
+		if (local)
+		{
+			bloom_local_add_batch(filter, local, batch, nbatch);
+			nadded += nbatch;
+		}
+		else
+			bloom_add_batch(filter, batch, nbatch);
+	}
+
+	if (local)
+	{
+		bloom_merge(filter, local, nadded);
+		pfree(local);
 	}
 
 	FreeAccessStrategy(strategy);

@@ -36,6 +36,7 @@
 #include <xxhash.h>
 
 #include "filter.h"
+#include "port/pg_bitutils.h"
 
 /* Map a 64-bit hash onto [0, range) without division. */
 static inline uint64
@@ -208,6 +209,77 @@ bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n)
 	pg_atomic_fetch_add_u64(&filter->n_added, n);
 	if (newbits > 0)
 		pg_atomic_fetch_add_u64(&filter->bits_set, newbits);
+}
+
+/*
+ * Bulk loading.  A build owns a private bit array shaped like the
+ * filter's (nbits bits, words of 64), sets bits in it with plain ORs,
+ * and merges it into the shared filter at the end: no atomic operation
+ * per bit.  Positions of a batch of keys are computed first and their
+ * words prefetched, so that the cache misses of random positions overlap.
+ */
+#define BLOOM_PREFETCH_KEYS 16
+
+void
+bloom_local_add_batch(const BloomFilter *shape, uint64 *words,
+					  const BloomHash *hashes, int n)
+{
+	uint64		pos[BLOOM_PREFETCH_KEYS * BLOOM_MAX_HASHES];
+	int			k = shape->nhashes;
+	int			base;
+
+	for (base = 0; base < n; base += BLOOM_PREFETCH_KEYS)
+	{
+		int			m = Min(BLOOM_PREFETCH_KEYS, n - base);
+		int			npos = 0;
+		int			i;
+		int			j;
+
+		for (i = 0; i < m; i++)
+		{
+			uint64		x = hashes[base + i].h1;
+			uint64		y = hashes[base + i].h2;
+
+			for (j = 0; j < k; j++)
+			{
+				uint64		p = bloom_reduce(x, shape->nbits);
+
+				pos[npos++] = p;
+#ifdef __GNUC__
+				__builtin_prefetch(&words[p >> 6], 1, 0);
+#endif
+				x += y;
+				y += j + 1;
+			}
+		}
+		for (i = 0; i < npos; i++)
+			words[pos[i] >> 6] |= UINT64CONST(1) << (pos[i] & 63);
+	}
+}
+
+/*
+ * OR a private bit array into the filter (one atomic per non-zero word)
+ * and count nadded keys as added.
+ */
+void
+bloom_merge(BloomFilter *filter, const uint64 *words, uint64 nadded)
+{
+	uint64		newbits = 0;
+	uint64		i;
+
+	for (i = 0; i < filter->nwords; i++)
+	{
+		uint64		w = words[i];
+
+		if (w != 0)
+		{
+			uint64		old = pg_atomic_fetch_or_u64(&filter->words[i], w);
+
+			newbits += pg_popcount64(w & ~old);
+		}
+	}
+	pg_atomic_fetch_add_u64(&filter->n_added, nadded);
+	pg_atomic_fetch_add_u64(&filter->bits_set, newbits);
 }
 
 /* Test a key: false means "definitely never added". */

@@ -71,6 +71,9 @@ extern BloomHash bloom_hash_probe(uint64 seed, uint64 probe);
 extern int	bloom_add(BloomFilter *filter, BloomHash hash);
 extern bool bloom_maybe(BloomFilter *filter, BloomHash hash);
 extern void bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n);
+extern void bloom_local_add_batch(const BloomFilter *shape, uint64 *words,
+								  const BloomHash *hashes, int n);
+extern void bloom_merge(BloomFilter *filter, const uint64 *words, uint64 nadded);
 
 extern double bloom_fill(BloomFilter *filter);
 extern double bloom_theoretical_fp(BloomFilter *filter);
