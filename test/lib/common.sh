@@ -10,7 +10,7 @@ bg_log() { printf '==> %s\n' "$*" >&2; }
 
 # Install the packages we need, if any is missing.
 bg_install_deps() {
-	local pkgs="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR libxxhash-dev libipc-run-perl make gcc $*"
+	local pkgs="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR libxxhash-dev libipc-run-perl python3-yaml make gcc $*"
 	local missing=""
 	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
