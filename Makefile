@@ -19,7 +19,7 @@ EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
-REGRESS = attach writepaths lookup security errors health
+REGRESS = attach types writepaths lookup security errors health coverage
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
 ISOLATION = attach_race rebuild_race

@@ -385,7 +385,7 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	rel = relation_open(relid, AccessShareLock);
 	bg_check_owner(rel);
 	bg_check_guardable(rel);
-	bg_keydesc_build(rel, &desc, false);
+	bg_keydesc_build(rel, &desc, false, true);
 	bg_sizing_args(fcinfo, (int64) bg_default_capacity(rel), bg_default_error_rate,
 				   &capacity, &error_rate);
 
@@ -563,7 +563,7 @@ bg_rebuild_guard(Relation rel, int64 capacity, double error_rate, bool nowait)
 						exists ? "not enabled ALWAYS" : "missing"),
 				 errdetail("Without it the filter cannot see new keys."),
 				 errhint("Run ALTER TABLE ... ENABLE ALWAYS TRIGGER bloomguard, or bloomguard_detach() and then bloomguard_attach().")));
-	bg_keydesc_build(rel, &desc, false);
+	bg_keydesc_build(rel, &desc, false, true);
 
 	/* defaults: the serving generation's sizing, else the registry's */
 	cur_capacity = reg_capacity;

@@ -38,6 +38,7 @@ int			bg_max_guards = BG_MAX_GUARDS_DEFAULT;
 double		bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
 int			bg_maintenance_interval = BG_MAINTENANCE_INTERVAL_DEFAULT;
 bool		bg_auto_rebuild = true;
+bool		bg_background_worker = true;
 
 void		_PG_init(void);
 
@@ -81,6 +82,15 @@ _PG_init(void)
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("bloomguard.background_worker",
+							 "Starts the background worker that rebuilds lost filters and resizes full ones.",
+							 "When off, guards stay not_loaded after a restart until bloomguard_rebuild() is called.",
+							 &bg_background_worker,
+							 true,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("bloomguard.auto_rebuild",
 							 "Lets the background worker resize guards whose load exceeds 1.0.",

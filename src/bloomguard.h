@@ -44,6 +44,7 @@ extern int	bg_max_guards;
 extern double bg_default_error_rate;
 extern int	bg_maintenance_interval;
 extern bool bg_auto_rebuild;
+extern bool bg_background_worker;
 
 /*
  * A guard's state, as the health view shows it.  DISABLED is not stored;
@@ -146,6 +147,7 @@ typedef struct BgKeyDesc
 	Oid			relid;
 	Oid			indexoid;
 	int			nkeys;
+	bool		hashable;		/* every key column can be hashed */
 	BgKeyColumn cols[INDEX_MAX_KEYS];
 } BgKeyDesc;
 
@@ -173,7 +175,8 @@ extern void bg_coverage_init(void);
 extern void bg_untrust(Oid relid, const char *why);
 
 /* keys.c */
-extern bool bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok);
+extern bool bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
+							 bool require_hash);
 extern bool bg_keydesc_current(Relation rel, const BgKeyDesc *desc);
 extern void bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key);
 extern bool bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b);

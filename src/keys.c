@@ -121,10 +121,13 @@ bg_raw_method(Oid basetype, Oid opcintype, Oid eqop, Oid collation,
 
 /*
  * Describe the primary key of rel.  With missing_ok, returns false instead
- * of raising an error when the table has no usable primary key.
+ * of raising an error when the table has no primary key.  A key type
+ * without hash support is an error with require_hash, and otherwise leaves
+ * desc->hashable false: such a key can still be looked up, not filtered.
  */
 bool
-bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok)
+bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
+				 bool require_hash)
 {
 	Oid			indexoid = RelationGetPrimaryKeyIndex(rel);
 	Relation	idx;
@@ -133,6 +136,7 @@ bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok)
 
 	memset(desc, 0, offsetof(BgKeyDesc, cols));
 	desc->relid = RelationGetRelid(rel);
+	desc->hashable = true;
 	if (!OidIsValid(indexoid))
 	{
 		if (missing_ok)
@@ -190,9 +194,12 @@ bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok)
 		}
 		if (!OidIsValid(hashproc))
 		{
+			if (!require_hash)
+			{
+				desc->hashable = false;
+				continue;
+			}
 			index_close(idx, AccessShareLock);
-			if (missing_ok)
-				return false;
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("primary key column \"%s\" of type %s has no hash support",
@@ -278,8 +285,14 @@ bg_hash_column(const BgKeyColumn *col, Datum value)
 	{
 		case BG_HASH_BYVAL:
 			{
+				/*
+				 * Only the low typlen bytes are the value: a Datum read from a
+				 * tuple is sign-extended, one made by oidin or charin is not.
+				 */
 				uint64		v = (uint64) value;
 
+				if (col->typlen < (int) sizeof(Datum))
+					v &= (UINT64CONST(1) << (8 * col->typlen)) - 1;
 				return bloom_hash_bytes(&v, sizeof(v));
 			}
 		case BG_HASH_FIXED:

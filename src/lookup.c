@@ -267,7 +267,7 @@ bg_call_cache(FunctionCallInfo fcinfo, Relation rel, int nkeyargs,
 
 	oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	/* a table without a primary key has no guarded_exists() meaning */
-	bg_keydesc_build(rel, &cache->desc, false);
+	bg_keydesc_build(rel, &cache->desc, false, false);
 	MemoryContextSwitchTo(oldcxt);
 
 	if (nkeyargs != cache->desc.nkeys)
@@ -486,7 +486,9 @@ bg_sql_lookup(BgCallCache *cache, Relation rel, const Datum *params, bool typed)
 			if (typed)
 			{
 				appendStringInfo(&q, "%s = $%d", quote_identifier(colname), i + 1);
-				types[i] = cache->argtypes[i];
+				/* an unknown literal is passed read with the key's input function */
+				types[i] = cache->conv[i] == BG_ARG_INPUT ?
+					col->basetype : cache->argtypes[i];
 			}
 			else
 			{
@@ -536,7 +538,17 @@ bg_source_lookup(BgCallCache *cache, Relation rel, BgKeyResult kr,
 				 const Datum *args, const Datum *values)
 {
 	if (kr == BG_KEY_SQL)
-		return bg_sql_lookup(cache, rel, args, true);
+	{
+		Datum		params[INDEX_MAX_KEYS];
+		int			i;
+
+		for (i = 0; i < cache->nargs; i++)
+			params[i] = cache->conv[i] == BG_ARG_INPUT ?
+				OidInputFunctionCall(cache->typinput[i], DatumGetCString(args[i]),
+									 cache->typioparam[i], -1) :
+				args[i];
+		return bg_sql_lookup(cache, rel, params, true);
+	}
 	if (bg_can_probe_index(rel))
 		return bg_index_probe(rel, &cache->desc, values);
 	return bg_sql_lookup(cache, rel, values, false);
@@ -611,6 +623,7 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 		return -1;
 	*slotp = slot;
 	if (slot->state == BG_STATE_READY && DsaPointerIsValid(slot->serving) &&
+		cache->desc.hashable &&
 		(values != NULL || nomatch) && bg_filter_usable(rel))
 	{
 		bg_keydesc_identity(&cache->desc, &key);

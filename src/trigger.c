@@ -38,7 +38,7 @@ PG_FUNCTION_INFO_V1(bloomguard_trigger);
 typedef struct BgTriggerCache
 {
 	Oid			relid;
-	bool		has_key;		/* false: the table lost its primary key */
+	bool		has_key;		/* false: no primary key we can hash */
 	BgKeyDesc	desc;
 	BgSlotRef	ref;
 } BgTriggerCache;
@@ -102,7 +102,8 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 		if (cache == NULL)
 			cache = palloc0(sizeof(BgTriggerCache));
 		cache->relid = RelationGetRelid(rel);
-		cache->has_key = bg_keydesc_build(rel, &cache->desc, true);
+		cache->has_key = bg_keydesc_build(rel, &cache->desc, true, false) &&
+			cache->desc.hashable;
 		cache->ref.index = -1;
 		cache->ref.epoch = 0;
 		fcinfo->flinfo->fn_extra = cache;

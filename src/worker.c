@@ -48,6 +48,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -67,6 +68,9 @@ void
 bg_worker_init(void)
 {
 	BackgroundWorker worker;
+
+	if (!bg_background_worker)
+		return;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -115,7 +119,6 @@ bg_visit_database(Oid dbid)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
-	pid_t		pid;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -135,8 +138,6 @@ bg_visit_database(Oid dbid)
 				 errhint("You may need to increase max_worker_processes.")));
 		return;
 	}
-	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
-		return;
 	(void) WaitForBackgroundWorkerShutdown(handle);
 }
 
@@ -146,7 +147,12 @@ bloomguard_launcher_main(Datum main_arg)
 {
 	MemoryContext passcxt;
 
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	/*
+	 * die, not just a flag: we may be waiting for a worker the postmaster
+	 * will no longer start once it is shutting down, and those waits only
+	 * leave through CHECK_FOR_INTERRUPTS().
+	 */
+	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
@@ -157,7 +163,7 @@ bloomguard_launcher_main(Datum main_arg)
 									ALLOCSET_DEFAULT_SIZES);
 	ereport(LOG, (errmsg("bloomguard launcher started")));
 
-	while (!ShutdownRequestPending)
+	for (;;)
 	{
 		List	   *dbs;
 		ListCell   *lc;
@@ -173,8 +179,7 @@ bloomguard_launcher_main(Datum main_arg)
 		dbs = bg_database_list(passcxt);
 		foreach(lc, dbs)
 		{
-			if (ShutdownRequestPending)
-				break;
+			CHECK_FOR_INTERRUPTS();
 			bg_visit_database(lfirst_oid(lc));
 		}
 
@@ -185,8 +190,8 @@ bloomguard_launcher_main(Datum main_arg)
 						 (timeout > 0 ? WL_TIMEOUT : 0),
 						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
-	proc_exit(0);
 }
 
 /* What the worker should do about one guard. */
@@ -292,9 +297,22 @@ bg_worker_build_one(BgGuardTodo *todo)
 	pgstat_report_activity(STATE_RUNNING, "bloomguard: rebuilding a filter");
 	PG_TRY();
 	{
-		Relation	rel = try_relation_open(todo->relid, AccessShareLock);
+		Relation	rel = NULL;
+		Oid			registry = get_relname_relid(BLOOMGUARD_REGISTRY_TABLE,
+												 bg_extension_schema());
 
-		if (rel == NULL)
+		/*
+		 * Never wait for a lock: a waiting worker could close a deadlock
+		 * cycle with DDL (DROP TABLE takes the table, then the registry).
+		 * Whoever holds these will be done by the next pass.
+		 */
+		if (!OidIsValid(registry) ||
+			!ConditionalLockRelationOid(registry, AccessShareLock) ||
+			!ConditionalLockRelationOid(todo->relid, AccessShareLock))
+			ereport(DEBUG1,
+					(errmsg_internal("bloomguard: relation %u or the registry is locked; trying again next pass",
+									 todo->relid)));
+		else if ((rel = try_relation_open(todo->relid, NoLock)) == NULL)
 			ereport(LOG,
 					(errmsg("bloomguard: skipping guard of relation %u, which no longer exists",
 							todo->relid)));
@@ -337,6 +355,8 @@ bg_worker_build_one(BgGuardTodo *todo)
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
+static List *bg_guards_to_build(void);
+
 /* The per-database worker: one pass over this database's guards. */
 void
 bloomguard_db_worker_main(Datum main_arg)
@@ -350,12 +370,48 @@ bloomguard_db_worker_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
 
-	/* read the registry, smallest table first */
+	/*
+	 * Read the registry, smallest table first.  The extension may be
+	 * dropped or created under our feet; then there is nothing to do.
+	 */
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	installed = OidIsValid(get_extension_oid("bloomguard", true));
-	if (installed)
+	PG_TRY();
+	{
+		installed = OidIsValid(get_extension_oid("bloomguard", true));
+		if (installed)
+			todo = bg_guards_to_build();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG,
+				(errmsg("bloomguard: could not read the guards of database %u: %s",
+						dbid, edata->message)));
+		proc_exit(0);
+	}
+	PG_END_TRY();
+
+	foreach(lc, todo)
+		bg_worker_build_one((BgGuardTodo *) lfirst(lc));
+
+	proc_exit(0);
+}
+
+/* Read this database's registry and decide what to build, smallest first. */
+static List *
+bg_guards_to_build(void)
+{
+	List	   *todo = NIL;
+
 	{
 		char	   *query;
 		uint64		i;
@@ -389,11 +445,5 @@ bloomguard_db_worker_main(Datum main_arg)
 		}
 		SPI_finish();
 	}
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-
-	foreach(lc, todo)
-		bg_worker_build_one((BgGuardTodo *) lfirst(lc));
-
-	proc_exit(0);
+	return todo;
 }
