@@ -358,6 +358,24 @@ bg_install_feed(Relation rel, int64 capacity, double error_rate,
 }
 
 /*
+ * The slot an attach in this backend has claimed but not yet registered:
+ * released if the backend exits before the feed worker has committed.
+ */
+static Oid	bg_attach_pending_relid = InvalidOid;
+static bool bg_attach_callback_registered = false;
+
+static void
+bg_attach_exit_callback(int code, Datum arg)
+{
+	if (OidIsValid(bg_attach_pending_relid))
+	{
+		LWLockReleaseAll();
+		bg_slot_release(MyDatabaseId, bg_attach_pending_relid);
+		bg_attach_pending_relid = InvalidOid;
+	}
+}
+
+/*
  * bloomguard_attach(rel regclass, capacity bigint, error_rate float8)
  */
 Datum
@@ -426,7 +444,13 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	 * trigger feeds the filter from its first row.
 	 */
 	bg_keydesc_identity(&desc, &key);
+	if (!bg_attach_callback_registered)
+	{
+		before_shmem_exit(bg_attach_exit_callback, (Datum) 0);
+		bg_attach_callback_registered = true;
+	}
 	slotindex = bg_slot_claim(relid, &key, BG_STATE_BUILDING);
+	bg_attach_pending_relid = relid;
 	PG_TRY();
 	{
 		bg_build_begin(rel, &desc, slotindex, (uint64) capacity, error_rate, &bs);
@@ -434,6 +458,7 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	}
 	PG_CATCH();
 	{
+		bg_attach_pending_relid = InvalidOid;
 		if (!committed)
 			bg_slot_release(MyDatabaseId, relid);
 		else
@@ -441,6 +466,7 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	bg_attach_pending_relid = InvalidOid;
 
 	/* from here on the guard is registered; a failure leaves it not_loaded */
 	PG_TRY();
@@ -583,10 +609,20 @@ bg_rebuild_guard(Relation rel, int64 capacity, double error_rate, bool nowait)
 		LWLockRelease(&slot->lock);
 	}
 	estimate = (uint64) bg_estimate_rows(rel);
-	if (estimate > (uint64) cur_capacity)
-		cur_capacity = (int64) (2 * estimate);
 	if (capacity <= 0)
+	{
 		capacity = cur_capacity;
+
+		/*
+		 * Grow with the table, if that fits: a filter at the old capacity
+		 * (DEGRADED, over capacity) is better than none at all.
+		 */
+		if (estimate > (uint64) cur_capacity &&
+			bloom_size(2.0 * estimate, isnan(error_rate) ? cur_error_rate : error_rate,
+					   &nbits, &nhashes) &&
+			bg_memory_fits(bloom_filter_bytes(nbits)))
+			capacity = (int64) (2 * estimate);
+	}
 	if (isnan(error_rate))
 		error_rate = cur_error_rate;
 	bg_check_sizing(capacity, error_rate, &nbits, &nhashes, &bytes);

@@ -96,7 +96,6 @@ typedef struct BgSlot
 	bool		coverage_broken;	/* untrusted while a build was running */
 	char		last_error[128];	/* why the last build failed, if it did */
 	/* traffic counters, updated without a lock */
-	pg_atomic_uint64 checks;
 	pg_atomic_uint64 shortcuts;
 	pg_atomic_uint64 source_lookups;
 	pg_atomic_uint64 source_hits;
@@ -165,6 +164,7 @@ extern void bg_slot_release(Oid dbid, Oid relid);
 extern void bg_slot_release_database(Oid dbid);
 extern void bg_memory_reserve(Size bytes, Oid relid);
 extern void bg_memory_unreserve(Size bytes);
+extern bool bg_memory_fits(Size bytes);
 extern Size bg_memory_in_use(void);
 extern int	bg_slot_count(void);
 extern void bg_forget_at_commit(Oid relid);

@@ -58,6 +58,7 @@
 #include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/ipc.h"
 #include "utils/guc.h"
 #include "storage/procarray.h"
 #include "utils/lsyscache.h"
@@ -254,6 +255,26 @@ bg_scan_keys(Relation rel, const BgKeyDesc *desc, BloomFilter *filter)
 }
 
 /*
+ * The build this backend is running, if any, so that it can be abandoned
+ * if the backend exits in the middle (pg_terminate_backend, FATAL): an
+ * ERROR is handled by PG_CATCH in bg_build_finish(), but an exit skips it,
+ * and a guard left "building" would refuse every later build.
+ */
+static BgBuildState bg_active_build;
+static bool bg_active_build_valid = false;
+static bool bg_exit_callback_registered = false;
+
+static void
+bg_build_exit_callback(int code, Datum arg)
+{
+	if (!bg_active_build_valid)
+		return;
+	/* we may have been interrupted holding a lock; we are leaving anyway */
+	LWLockReleaseAll();
+	bg_build_abandon(&bg_active_build, "the building backend exited");
+}
+
+/*
  * Forget a failed build: free the building generation, and leave the guard
  * as it was (or "not_loaded", if this was its first build).
  */
@@ -263,6 +284,7 @@ bg_build_abandon(BgBuildState *bs, const char *why)
 	BgSlot	   *slot = bg_slot(bs->slotindex);
 	bool		ours;
 
+	bg_active_build_valid = false;
 	if (!DsaPointerIsValid(bs->dp))
 		return;
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
@@ -360,6 +382,14 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 	bs->dp = dp;
 	bs->bytes = bytes;
 	bs->filter = filter;
+
+	if (!bg_exit_callback_registered)
+	{
+		before_shmem_exit(bg_build_exit_callback, (Datum) 0);
+		bg_exit_callback_registered = true;
+	}
+	bg_active_build = *bs;
+	bg_active_build_valid = true;
 }
 
 /*
@@ -377,6 +407,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	dsa_pointer old;
 	Size		old_bytes;
 	bool		broken;
+	MemoryContext oldcxt = CurrentMemoryContext;
 
 	bg_keydesc_identity(desc, &key);
 
@@ -387,12 +418,21 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	}
 	PG_CATCH();
 	{
-		bg_build_abandon(bs, "the last build was interrupted by an error");
+		ErrorData  *edata;
+		char		why[sizeof(((BgSlot *) NULL)->last_error)];
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		snprintf(why, sizeof(why), "the last build was interrupted: %s",
+				 edata->message);
+		FreeErrorData(edata);
+		bg_build_abandon(bs, why);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	bg_active_build_valid = false;
 	if (slot->incarnation != bs->incarnation || slot->building != bs->dp)
 	{
 		/* detached (or dropped) while we were scanning: nothing to serve */

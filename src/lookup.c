@@ -97,6 +97,7 @@ typedef struct BgCallCache
 	Oid			typioparam[INDEX_MAX_KEYS];
 	bool		any_sql;
 	BgKeyDesc	desc;
+	BgKeyIdentity identity;		/* of desc, compared with the filter's */
 	BgSlotRef	ref;
 	SPIPlanPtr	plan;			/* the EXISTS query, prepared on first use */
 	bool		plan_typed;		/* plan takes arguments as given (not converted) */
@@ -278,6 +279,7 @@ bg_call_cache(FunctionCallInfo fcinfo, Relation rel, int nkeyargs,
 				 errdetail("The primary key has %d column(s), but %d value(s) were given.",
 						   cache->desc.nkeys, nkeyargs)));
 
+	bg_keydesc_identity(&cache->desc, &cache->identity);
 	cache->relid = RelationGetRelid(rel);
 	cache->nargs = nkeyargs;
 	cache->variadic_array = variadic_array;
@@ -614,7 +616,6 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 {
 	BgSlot	   *slot;
 	int			answer = -1;
-	BgKeyIdentity key;
 	bool		key_changed = false;
 
 	*slotp = NULL;
@@ -626,8 +627,7 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 		cache->desc.hashable &&
 		(values != NULL || nomatch) && bg_filter_usable(rel))
 	{
-		bg_keydesc_identity(&cache->desc, &key);
-		if (!bg_identity_equal(&key, &slot->key))
+		if (!bg_identity_equal(&cache->identity, &slot->key))
 			key_changed = true;
 		else if (nomatch)
 			answer = 0;
@@ -699,9 +699,11 @@ guarded_exists(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	}
 
+	/*
+	 * One atomic add per call on the shortcut path: checks is derived as
+	 * shortcuts + source_lookups + fallbacks.
+	 */
 	says = bg_filter_says(cache, rel, kr == BG_KEY_OK ? values : NULL, false, &slot);
-	if (slot)
-		pg_atomic_fetch_add_u64(&slot->checks, 1);
 	if (says == 0)
 	{
 		pg_atomic_fetch_add_u64(&slot->shortcuts, 1);

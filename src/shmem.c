@@ -142,7 +142,6 @@ bg_shmem_startup(void)
 			slot->state = BG_STATE_FREE;
 			slot->serving = InvalidDsaPointer;
 			slot->building = InvalidDsaPointer;
-			pg_atomic_init_u64(&slot->checks, 0);
 			pg_atomic_init_u64(&slot->shortcuts, 0);
 			pg_atomic_init_u64(&slot->source_lookups, 0);
 			pg_atomic_init_u64(&slot->source_hits, 0);
@@ -155,10 +154,14 @@ bg_shmem_startup(void)
 		area = dsa_create_in_place(bg_dsa_place, BG_DSA_INPLACE_SIZE,
 								   bg_shared->tranche_id, NULL);
 		dsa_pin(area);
-		/* our accounting enforces the cap; this bounds DSA overhead too */
-		dsa_set_size_limit(area,
-						   (Size) bg_max_memory_mb * 1024 * 1024 * 11 / 10 +
-						   2 * BG_DSA_INPLACE_SIZE);
+
+		/*
+		 * No dsa_set_size_limit(): our own accounting caps the filters at
+		 * bloomguard.max_memory, before anything is allocated.  A DSA limit
+		 * would also count the slack of its geometrically sized segments,
+		 * and refuse allocations well within the cap.  Segments whose
+		 * large objects are all freed go back to the operating system.
+		 */
 		dsa_detach(area);
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -441,7 +444,6 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
 	slot->last_error[0] = '\0';
-	pg_atomic_write_u64(&slot->checks, 0);
 	pg_atomic_write_u64(&slot->shortcuts, 0);
 	pg_atomic_write_u64(&slot->source_lookups, 0);
 	pg_atomic_write_u64(&slot->source_hits, 0);
@@ -537,6 +539,15 @@ bg_memory_reserve(Size bytes, Oid relid)
 	}
 	bg_shared->memory_in_use += bytes;
 	LWLockRelease(bg_shared->lock);
+}
+
+/* Would bytes more fit under bloomguard.max_memory right now? */
+bool
+bg_memory_fits(Size bytes)
+{
+	Size		cap = (Size) bg_max_memory_mb * 1024 * 1024;
+
+	return bytes <= cap && bg_memory_in_use() <= cap - bytes;
 }
 
 void

@@ -161,11 +161,18 @@ bloomguard_guard_stats(PG_FUNCTION_ARGS)
 		nulls[c++] = !has_filter;
 		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->probes));
 		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->probe_hits));
-		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->checks));
-		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->shortcuts));
-		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->source_lookups));
-		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->source_hits));
-		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->fallbacks));
+		{
+			uint64		shortcuts = pg_atomic_read_u64(&slot->shortcuts);
+			uint64		source_lookups = pg_atomic_read_u64(&slot->source_lookups);
+			uint64		fallbacks = pg_atomic_read_u64(&slot->fallbacks);
+
+			/* every counted call is exactly one of these three */
+			values[c++] = Int64GetDatum((int64) (shortcuts + source_lookups + fallbacks));
+			values[c++] = Int64GetDatum((int64) shortcuts);
+			values[c++] = Int64GetDatum((int64) source_lookups);
+			values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->source_hits));
+			values[c++] = Int64GetDatum((int64) fallbacks);
+		}
 		values[c] = TimestampTzGetDatum(built_at);
 		nulls[c++] = (built_at == 0);
 		values[c] = Float8GetDatum(build_seconds);
@@ -288,7 +295,6 @@ bloomguard_probe(PG_FUNCTION_ARGS)
 static void
 bg_reset_slot(BgSlot *slot)
 {
-	pg_atomic_write_u64(&slot->checks, 0);
 	pg_atomic_write_u64(&slot->shortcuts, 0);
 	pg_atomic_write_u64(&slot->source_lookups, 0);
 	pg_atomic_write_u64(&slot->source_hits, 0);

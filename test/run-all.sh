@@ -7,7 +7,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib/common.sh"
 
-bg_install_deps gnuplot-nox redis-server || exit 1
+bg_install_deps gnuplot-nox redis-server python3-redis python3-psycopg2 || exit 1
 bg_build_install "$top" || exit 1
 work=$(bg_copy_for_postgres "$top")
 bg_log "running tests in $work"

@@ -1,0 +1,847 @@
+#!/usr/bin/env bash
+# bloomguard benchmark suite (issue 6).
+#
+#   test/bench/run.sh                 # full run, about 5 minutes on 2 cores
+#   BENCH_SMOKE=1 test/bench/run.sh   # tiny sizes, seconds (CI)
+#
+# Starts its own throwaway PostgreSQL cluster (and, for the peer comparison,
+# its own Redis), loads the data, takes every comparison side by side
+# (A and B interleaved over rounds, order alternating), prints a table of
+# medians and ratios, and writes test/bench/out/: results.md, results.csv,
+# lookups.png, fp.png, peer.png.  Exits non-zero if something is broken (a
+# wrong answer, a failed pgbench run, a definite negative that touched a
+# buffer); a performance goal that is missed is reported, not a failure.
+#
+# As root it installs what is missing and re-runs itself as postgres; as
+# postgres (or any other user) it assumes everything is installed.
+#
+# Parameters (environment):
+#   BENCH_ROWS      keys per lookup table, and rows per COPY   (1000000; smoke 20000)
+#   BENCH_CLIENTS   pgbench / Python clients                   (2)
+#   BENCH_SECONDS   seconds per pgbench or peer run            (2; smoke 1)
+#   BENCH_ROUNDS    interleaved rounds per comparison          (5; smoke 2)
+#   BENCH_TXNS      if > 0, lookups per client instead of BENCH_SECONDS (smoke 300)
+#   BENCH_ACC_CAPACITY  capacity of the accuracy filter        (100000; smoke 20000)
+#   BENCH_PROBES    bloomguard_probe() probes per load point   (10000000; smoke 200000)
+#   BENCH_BUF_KEYS  keys per buffer measurement                (300; smoke 100)
+#   BENCH_LOOP_CALLS  lookups per statement in the server-side loop (50000; smoke 2000)
+#   BENCH_OUT       output directory                           (test/bench/out)
+#   BENCH_KEEP=1    keep the temporary cluster directory
+set -Eeuo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/test/lib/common.sh"
+
+PY=/usr/bin/python3
+OUT=${BENCH_OUT:-$here/out}
+CMD_SHOWN=${BENCH_CMD:-"${BENCH_SMOKE:+BENCH_SMOKE=$BENCH_SMOKE }test/bench/run.sh"}
+
+# ---------------------------------------------------------------- as root
+if [ "$(id -u)" = 0 ]; then
+	bg_install_deps gnuplot-nox redis-server python3-redis python3-psycopg2 || exit 1
+	if [ ! -f "$("$PG_CONFIG" --pkglibdir)/bloomguard.so" ]; then
+		bg_build_install "$top" || exit 1
+	fi
+	stage=$(mktemp -d /tmp/bgbench-stage.XXXXXX)
+	trap 'rm -rf "$stage"' EXIT
+	mkdir -p "$stage/test/bench" "$stage/test/lib" "$stage/out"
+	cp "$here/run.sh" "$here/peer.py" "$stage/test/bench/"
+	cp "$top/test/lib/common.sh" "$stage/test/lib/"
+	chown -R postgres:postgres "$stage"
+	chmod 755 "$stage"
+	envs="BENCH_OUT=$(printf %q "$stage/out") BENCH_CMD=$(printf %q "$CMD_SHOWN")"
+	for v in $(compgen -e | grep '^BENCH_' || true); do
+		case $v in BENCH_OUT | BENCH_CMD) continue ;; esac
+		envs="$envs $v=$(printf %q "${!v}")"
+	done
+	rc=0
+	su postgres -s /bin/bash -c "cd $stage && env $envs bash $stage/test/bench/run.sh" || rc=$?
+	mkdir -p "$OUT"
+	rm -f "$OUT"/results.md "$OUT"/results.csv "$OUT"/*.png "$OUT"/*.dat
+	cp -r "$stage/out/." "$OUT/"
+	[ "$rc" = 0 ] && bg_log "results in $OUT"
+	exit "$rc"
+fi
+
+# ---------------------------------------------------------------- parameters
+SMOKE=${BENCH_SMOKE:-0}
+if [ "$SMOKE" = 1 ]; then
+	d_rows=20000 d_seconds=1 d_rounds=2 d_txns=300 d_cap=20000 d_probes=200000 d_bufkeys=100 d_calls=2000
+else
+	d_rows=1000000 d_seconds=2 d_rounds=5 d_txns=0 d_cap=100000 d_probes=10000000 d_bufkeys=300 d_calls=50000
+fi
+ROWS=${BENCH_ROWS:-$d_rows}
+CLIENTS=${BENCH_CLIENTS:-2}
+DUR=${BENCH_SECONDS:-$d_seconds}
+ROUNDS=${BENCH_ROUNDS:-$d_rounds}
+TXNS=${BENCH_TXNS:-$d_txns}
+ACC_CAP=${BENCH_ACC_CAPACITY:-$d_cap}
+PROBES=${BENCH_PROBES:-$d_probes}
+BUFKEYS=${BENCH_BUF_KEYS:-$d_bufkeys}
+CALLS=${BENCH_LOOP_CALLS:-$d_calls}
+LOADS="0.25 0.5 1 2 3"
+
+for v in ROWS CLIENTS DUR ROUNDS TXNS ACC_CAP PROBES BUFKEYS CALLS; do
+	[[ ${!v} =~ ^[0-9]+$ ]] && [ "${!v}" -ge 0 ] || { echo "BENCH parameter $v must be a whole number" >&2; exit 2; }
+done
+[ "$ROWS" -ge 100 ] && [ "$ROUNDS" -ge 1 ] && [ "$CLIENTS" -ge 1 ] || { echo "BENCH_ROWS >= 100, BENCH_ROUNDS >= 1, BENCH_CLIENTS >= 1" >&2; exit 2; }
+[ "$TXNS" -gt 0 ] || [ "$DUR" -ge 1 ] || { echo "BENCH_SECONDS must be >= 1" >&2; exit 2; }
+
+T0=$(date +%s)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+say() { printf '[%4ds] %s\n' "$(($(date +%s) - T0))" "$*" >&2; }
+die() { say "FATAL: $*"; exit 1; }
+FAILS=()
+bad() { FAILS+=("$*"); say "FAIL: $*"; }
+trap 'say "error at line $LINENO: $BASH_COMMAND"' ERR
+
+for tool in "$PG_BIN/initdb" "$PG_BIN/pg_ctl" "$PG_BIN/psql" "$PG_BIN/pgbench"; do
+	[ -x "$tool" ] || die "missing $tool (run as root to install postgresql-$PG_MAJOR)"
+done
+[ -f "$("$PG_CONFIG" --pkglibdir)/bloomguard.so" ] || die "bloomguard is not installed (run as root, or make install)"
+
+mkdir -p "$OUT"
+[ -w "$OUT" ] || die "cannot write to $OUT"
+rm -f "$OUT"/results.md "$OUT"/results.csv "$OUT"/*.png "$OUT"/*.dat
+
+# ---------------------------------------------------------------- cluster
+tmp=$(mktemp -d /tmp/bgbench.XXXXXX)
+chmod 700 "$tmp"
+raw=$tmp/raw.tsv
+: >"$raw"
+redis_pid=""
+pg_started=0
+
+cleanup() {
+	local rc=$?
+	trap - ERR
+	if [ -n "$redis_pid" ]; then
+		kill "$redis_pid" 2>/dev/null || true
+		wait "$redis_pid" 2>/dev/null || true
+	fi
+	if [ "$pg_started" = 1 ]; then
+		"$PG_BIN/pg_ctl" -D "$tmp/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then
+		say "kept $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+	local p i
+	for i in $(seq 1 200); do
+		p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+say "initdb in $tmp"
+"$PG_BIN/initdb" -D "$tmp/data" -A trust -E UTF8 --locale=C --no-sync >"$tmp/initdb.log" 2>&1 ||
+	{ cat "$tmp/initdb.log" >&2; die "initdb failed"; }
+for attempt in 1 2 3; do
+	PGPORT=$(free_port) || die "no free port"
+	cat >>"$tmp/data/postgresql.conf" <<EOF
+# --- bloomguard bench (attempt $attempt)
+shared_preload_libraries = 'bloomguard'
+port = $PGPORT
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$tmp'
+shared_buffers = 256MB
+max_connections = 50
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+autovacuum = off
+max_wal_size = 8GB
+checkpoint_timeout = 1h
+jit = off
+max_parallel_workers_per_gather = 0
+EOF
+	if "$PG_BIN/pg_ctl" -D "$tmp/data" -l "$tmp/pg.log" -w -t 60 start >/dev/null 2>&1; then
+		pg_started=1
+		break
+	fi
+done
+[ "$pg_started" = 1 ] || { tail -20 "$tmp/pg.log" >&2; die "could not start PostgreSQL"; }
+say "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on port $PGPORT"
+
+export PGOPTIONS="-c client_min_messages=warning"
+PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$tmp" -p "$PGPORT")
+"${PSQL[@]}" -d postgres -c "CREATE DATABASE bench" >/dev/null
+sq() { "${PSQL[@]}" -d bench "$@"; }
+# Run SQL with \timing and print the milliseconds of the last statement.
+sq_ms() {
+	local out
+	out=$(sq -c '\timing on' "$@")
+	printf '%s\n' "$out" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
+}
+
+# ---------------------------------------------------------------- results store
+rec() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$raw"; }
+median() {
+	sort -g | awk '{a[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+vals() { awk -F'\t' -v s="$1" -v m="$2" -v v="$3" '$1 == s && $2 == m && $3 == v {print $5}' "$raw"; }
+med() { vals "$@" | median; }
+# per-round ratios (sec measA varA) / (sec measB varB), paired by round
+rmed_list() {
+	awk -F'\t' -v s="$1" -v ma="$2" -v a="$3" -v mb="$4" -v b="$5" '
+		$1 == s && $2 == ma && $3 == a {A[$4] = $5}
+		$1 == s && $2 == mb && $3 == b {B[$4] = $5}
+		END {for (r in A) if ((r in B) && B[r] + 0 > 0) print A[r] / B[r]}' "$raw"
+}
+# their median
+rmed() { rmed_list "$@" | median; }
+# "median× (min–max)" of the per-round ratios, to show the noise
+rfx() {
+	local m lo hi
+	m=$(rmed "$@")
+	read -r lo hi <<<"$(rmed_list "$@" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {print lo, hi}')"
+	if [ -z "$lo" ] || [ "$m" = nan ]; then echo "n/a"; return; fi
+	awk -v m="$m" -v lo="$lo" -v hi="$hi" 'BEGIN {printf "%.2f× (%.2f–%.2f)", m, lo, hi}'
+}
+calc() { awk "BEGIN {x = $*; print x}"; }
+f0() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.0f", x}'; }
+f2() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.2f", x}'; }
+fx() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.2f×", x}'; }
+fe() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.3g", x}'; }
+# goal verdicts: met / MISSED
+ge() { awk -v x="$1" -v t="$2" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else print (x + 0 >= t ? "met" : "MISSED")}'; }
+le() { awk -v x="$1" -v t="$2" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else print (x + 0 <= t ? "met" : "MISSED")}'; }
+order2() { if [ $(($1 % 2)) = 1 ]; then echo "$2 $3"; else echo "$3 $2"; fi; }
+
+# ---------------------------------------------------------------- data
+say "loading $ROWS bigint keys (t) and $ROWS sha256 keys (h)"
+sq >/dev/null <<EOF
+CREATE EXTENSION bloomguard;
+-- present keys are even numbers, absent keys the odd ones in between,
+-- so misses land on the same index pages as hits
+CREATE TABLE t (id bigint NOT NULL);
+INSERT INTO t SELECT 2 * g FROM generate_series(1, $ROWS) g;
+ALTER TABLE t ADD PRIMARY KEY (id);
+-- seed 003's key shape: a 32-byte SHA-256 as bytea
+CREATE TABLE h (k bytea NOT NULL);
+INSERT INTO h SELECT sha256(int8send(2 * g)) FROM generate_series(1, $ROWS) g;
+ALTER TABLE h ADD PRIMARY KEY (k);
+VACUUM (ANALYZE) t;
+VACUUM (ANALYZE) h;
+SELECT bloomguard_attach('t');
+SELECT bloomguard_attach('h');
+EOF
+state=$(sq -c "SELECT string_agg(relation::text || '=' || state, ' ' ORDER BY relation::text) FROM bloomguard_health")
+[ "$state" = "h=ready t=ready" ] || die "guards not ready: $state"
+
+# ---------------------------------------------------------------- correctness
+# guarded_exists must equal EXISTS on every key; a present key must never be 'absent'
+say "checking answers (guarded_exists = EXISTS, no present key 'absent')"
+nchk=$((ROWS < 20000 ? ROWS : 20000))
+check_answers() { # table, key expression over x
+	sq -F ' ' -c "
+	SELECT count(*) FILTER (WHERE g IS DISTINCT FROM e),
+	       count(*) FILTER (WHERE g IS DISTINCT FROM present),
+	       count(*) FILTER (WHERE present AND c = 'absent'),
+	       count(*) FILTER (WHERE NOT present),
+	       count(*) FILTER (WHERE NOT present AND c = 'absent')
+	  FROM (SELECT x BETWEEN 2 AND 2 * $ROWS AND x % 2 = 0 AS present,
+	               guarded_exists('$1', $2) AS g,
+	               EXISTS (SELECT 1 FROM $1 WHERE $3 = $2) AS e,
+	               bloomguard_check('$1', $2) AS c
+	          FROM (SELECT floor(random() * (2 * $ROWS + 6))::bigint - 2 AS x
+	                  FROM generate_series(1, $nchk)) s) q"
+}
+for spec in "t|x|id" "h|sha256(int8send(x))|k"; do
+	IFS='|' read -r tbl expr col <<<"$spec"
+	read -r mis_e mis_p pres_absent n_abs abs_absent <<<"$(check_answers "$tbl" "$expr" "$col")"
+	if [ "$mis_e" != 0 ] || [ "$mis_p" != 0 ] || [ "$pres_absent" != 0 ]; then
+		bad "table $tbl: guarded_exists differs from EXISTS on $mis_e keys, from the truth on $mis_p; $pres_absent present keys said 'absent'"
+	fi
+	# the filter must actually answer: at load 0.5 nearly every absent key is 'absent'
+	if [ "$(calc "$abs_absent < 0.9 * $n_abs")" = 1 ]; then
+		bad "table $tbl: only $abs_absent of $n_abs absent keys were 'absent'"
+	fi
+	rec check "$tbl" absent_said_absent 1 "$(calc "$abs_absent / $n_abs")" fraction
+done
+[ ${#FAILS[@]} = 0 ] || die "wrong answers; not benchmarking"
+
+# ---------------------------------------------------------------- lookups (pgbench)
+sc=$tmp/scripts
+mkdir -p "$sc"
+gen_set() {
+	case $1 in
+	miss) echo "\\set id 2 * random(1, $ROWS) + 1" ;;
+	hit) echo "\\set id 2 * random(1, $ROWS)" ;;
+	mix) printf '%s\n' '\set r random(1, 100)' '\if :r <= 80' "\\set id 2 * random(1, $ROWS) + 1" \
+		'\else' "\\set id 2 * random(1, $ROWS)" '\endif' ;;
+	esac
+}
+WORKLOADS="int_miss int_hit int_mix bytea_miss bytea_hit bytea_mix"
+for w in $WORKLOADS; do
+	kind=${w%%_*} shape=${w#*_}
+	if [ "$kind" = int ]; then
+		{ gen_set "$shape"; echo 'SELECT EXISTS (SELECT 1 FROM t WHERE id = :id::bigint);'; } >"$sc/$w.plain.sql"
+		{ gen_set "$shape"; echo "SELECT guarded_exists('t', :id::bigint);"; } >"$sc/$w.guarded.sql"
+	else
+		{ gen_set "$shape"; echo 'SELECT EXISTS (SELECT 1 FROM h WHERE k = sha256(int8send(:id::bigint)));'; } >"$sc/$w.plain.sql"
+		{ gen_set "$shape"; echo "SELECT guarded_exists('h', sha256(int8send(:id::bigint)));"; } >"$sc/$w.guarded.sql"
+	fi
+done
+echo 'SELECT 1;' >"$sc/ceiling.sql"
+
+# pgbench -M prepared; prints tps, or fails
+pgb() {
+	local f=$1 dur out tps failed
+	if [ "$TXNS" -gt 0 ]; then dur="-t $TXNS"; else dur="-T ${2:-$DUR}"; fi
+	# shellcheck disable=SC2086
+	if ! out=$("$PG_BIN/pgbench" -h "$tmp" -p "$PGPORT" -n -M prepared -c "$CLIENTS" -j "$CLIENTS" $dur -f "$f" bench 2>&1); then
+		printf '%s\n' "$out" | grep -iE 'error|abort' | head -3 >&2
+		return 1
+	fi
+	if printf '%s\n' "$out" | grep -qiE 'error|aborted'; then
+		printf '%s\n' "$out" | grep -iE 'error|abort' | head -3 >&2
+		return 1
+	fi
+	tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\) (without.*/\1/p')
+	failed=$(printf '%s\n' "$out" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
+	[ -n "$tps" ] && [ "${failed:-0}" = 0 ] || return 1
+	echo "$tps"
+}
+
+if [ "$TXNS" = 0 ]; then
+	say "warming up"
+	for f in "$sc"/*.sql; do pgb "$f" 1 >/dev/null || bad "pgbench warm-up $(basename "$f")"; done
+fi
+for r in $(seq 1 "$ROUNDS"); do
+	say "lookups round $r/$ROUNDS"
+	if tps=$(pgb "$sc/ceiling.sql"); then rec lookup ceiling select1 "$r" "$tps" lookups/s; else bad "pgbench SELECT 1 round $r"; fi
+	for w in $WORKLOADS; do
+		for v in $(order2 "$r" plain guarded); do
+			if tps=$(pgb "$sc/$w.$v.sql"); then
+				rec lookup "$w" "$v" "$r" "$tps" lookups/s
+			else
+				bad "pgbench $w $v round $r"
+			fi
+		done
+	done
+done
+
+# ---------------------------------------------------------------- server-side loop
+# The same lookups without the client: one statement makes CALLS lookups,
+# so only the server's CPU per call is timed (less noisy than pgbench).  A
+# prepared pgbench statement starts a new executor, and so a new function
+# call cache (fn_extra), on every execution; this loop keeps one.
+say "server-side loop: $CALLS lookups per statement"
+loopkey() { # kind -> integer key expression over g, scattered over the table
+	case $1 in
+	miss) echo "2 * ((g * 1000003::bigint) % $ROWS + 1) + 1" ;;
+	hit) echo "2 * ((g * 1000003::bigint) % $ROWS + 1)" ;;
+	esac
+}
+loopsql() { # type kind variant
+	local key
+	key=$(loopkey "$2")
+	[ "$1" = bytea ] && key="sha256(int8send($key))"
+	case "$1.$3" in
+	int.plain) echo "SELECT count(*) FILTER (WHERE (SELECT EXISTS (SELECT 1 FROM t WHERE id = $key))) FROM generate_series(1, $CALLS) g" ;;
+	bytea.plain) echo "SELECT count(*) FILTER (WHERE (SELECT EXISTS (SELECT 1 FROM h WHERE k = $key))) FROM generate_series(1, $CALLS) g" ;;
+	int.guarded) echo "SELECT count(*) FILTER (WHERE guarded_exists('t', $key)) FROM generate_series(1, $CALLS) g" ;;
+	bytea.guarded) echo "SELECT count(*) FILTER (WHERE guarded_exists('h', $key)) FROM generate_series(1, $CALLS) g" ;;
+	int.none) echo "SELECT count(*) FILTER (WHERE $key > 0) FROM generate_series(1, $CALLS) g" ;;
+	bytea.none) echo "SELECT count(*) FILTER (WHERE length($key) > 0) FROM generate_series(1, $CALLS) g" ;;
+	esac
+}
+for r in $(seq 1 "$ROUNDS"); do
+	for ty in int bytea; do
+		ms=$(sq_ms -c "$(loopsql "$ty" miss none)")
+		rec loop "${ty}_none" none "$r" "$(calc "1000 * $ms / $CALLS")" us/call
+		for kind in miss hit; do
+			for v in $(order2 "$r" plain guarded); do
+				out=$(sq -c '\timing on' -c "$(loopsql "$ty" "$kind" "$v")")
+				n=$(printf '%s\n' "$out" | head -1)
+				ms=$(printf '%s\n' "$out" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
+				want=$([ "$kind" = hit ] && echo "$CALLS" || echo 0)
+				[ "$n" = "$want" ] || bad "server-side loop $ty $kind $v: found $n of $CALLS keys, expected $want"
+				rec loop "${ty}_$kind" "$v" "$r" "$(calc "1000 * $ms / $CALLS")" us/call
+			done
+		done
+	done
+done
+
+# ---------------------------------------------------------------- buffers
+# Shared buffers touched per lookup, from EXPLAIN (ANALYZE, BUFFERS) of one
+# statement per key.  The buffer counters are per backend, so the top plan
+# node also counts what guarded_exists() reads inside the function: the
+# hit rows show it (a C index probe reads index and heap pages).
+say "buffers per lookup"
+qsql() { # type variant -> query with $1 = integer id
+	case "$1.$2" in
+	int.plain) echo 'SELECT EXISTS (SELECT 1 FROM t WHERE id = $1)' ;;
+	int.guarded) echo "SELECT guarded_exists('t', \$1)" ;;
+	bytea.plain) echo 'SELECT EXISTS (SELECT 1 FROM h WHERE k = sha256(int8send($1)))' ;;
+	bytea.guarded) echo "SELECT guarded_exists('h', sha256(int8send(\$1)))" ;;
+	esac
+}
+lit() { printf "'%s'" "${1//\'/\'\'}"; }
+{
+	cat <<EOF
+CREATE FUNCTION pg_temp.bufs(q text, ids bigint[]) RETURNS float8 LANGUAGE plpgsql AS \$\$
+DECLARE j json; total bigint := 0; i bigint;
+BEGIN
+    FOREACH i IN ARRAY ids LOOP
+        EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q USING i INTO j;
+        total := total + (j->0->'Plan'->>'Shared Hit Blocks')::bigint
+                       + (j->0->'Plan'->>'Shared Read Blocks')::bigint;
+    END LOOP;
+    RETURN total::float8 / greatest(cardinality(ids), 1);
+END \$\$;
+CREATE TEMP TABLE keys AS
+SELECT kind, array_agg(x) AS ids FROM (
+    SELECT 'miss' AS kind, 2 * (1 + floor(random() * $ROWS))::bigint + 1 AS x FROM generate_series(1, $BUFKEYS)
+    UNION ALL
+    SELECT 'hit', 2 * (1 + floor(random() * $ROWS))::bigint FROM generate_series(1, $BUFKEYS)) s
+GROUP BY kind;
+-- the definite negatives among the absent keys, per filter
+INSERT INTO keys SELECT 'int_neg', array_agg(x) FROM keys, unnest(ids) x
+ WHERE kind = 'miss' AND bloomguard_check('t', x) = 'absent';
+INSERT INTO keys SELECT 'bytea_neg', array_agg(x) FROM keys, unnest(ids) x
+ WHERE kind = 'miss' AND bloomguard_check('h', sha256(int8send(x))) = 'absent';
+EOF
+	for ty in int bytea; do
+		for v in plain guarded; do
+			echo "SELECT pg_temp.bufs($(lit "$(qsql $ty $v)"), ids[1:20]) >= 0 FROM keys WHERE kind = 'hit';"
+		done
+	done
+	for ty in int bytea; do
+		for kind in neg miss hit; do
+			k=$kind
+			[ "$kind" = neg ] && k=${ty}_neg
+			for v in plain guarded; do
+				echo "SELECT '$ty', '$kind', '$v', cardinality(ids), pg_temp.bufs($(lit "$(qsql $ty $v)"), ids) FROM keys WHERE kind = '$k';"
+			done
+		done
+	done
+} >"$tmp/buffers.sql"
+sq -F ' ' -f "$tmp/buffers.sql" | grep -v '^t$' >"$tmp/buffers.out"
+while read -r ty kind v n b; do
+	rec buffers "${ty}_$kind" "$v" 1 "$b" buffers/lookup
+	rec buffers "${ty}_$kind" "$v.keys" 1 "$n" keys
+done <"$tmp/buffers.out"
+for ty in int bytea; do
+	b=$(med buffers "${ty}_neg" guarded)
+	[ "$b" = 0 ] || bad "$ty: guarded_exists touched $b buffers per definite negative (must be 0)"
+	b=$(med buffers "${ty}_neg" plain)
+	[ "$(calc "$b > 0")" = 1 ] || bad "$ty: the buffer method saw no buffers for the plain query ($b)"
+	b=$(med buffers "${ty}_hit" guarded)
+	[ "$(calc "$b > 0")" = 1 ] || bad "$ty: the buffer method saw no buffers inside guarded_exists for present keys ($b)"
+done
+
+# ---------------------------------------------------------------- write cost
+say "write cost: COPY of $ROWS rows, guarded vs unguarded"
+sq -c "COPY (SELECT g FROM generate_series(1, $ROWS) g) TO '$tmp/copy.dat'"
+for r in $(seq 1 "$ROUNDS"); do
+	for v in $(order2 "$r" plain guarded); do
+		sq >/dev/null <<EOF
+DROP TABLE IF EXISTS c_$v;
+CREATE TABLE c_$v (id bigint PRIMARY KEY);
+$([ "$v" = guarded ] && echo "SELECT bloomguard_attach('c_$v', $ROWS);" || true)
+CHECKPOINT;
+EOF
+		ms=$(sq_ms -c "COPY c_$v FROM '$tmp/copy.dat'")
+		rec copy rows "$v" "$r" "$ms" ms
+		if [ "$v" = guarded ] && [ "$r" = 1 ]; then
+			# every copied key must be 'maybe' and found
+			read -r miss nadded <<<"$(sq -F ' ' -c "SELECT (SELECT count(*) FROM c_guarded WHERE NOT guarded_exists('c_guarded', id) OR bloomguard_check('c_guarded', id) <> 'maybe'),
+			                                             (SELECT n_added FROM bloomguard_health WHERE relation = 'c_guarded'::regclass)")"
+			[ "$miss" = 0 ] || bad "COPY: $miss copied keys not found through the guard"
+			[ "$nadded" = "$ROWS" ] || bad "COPY: the filter counted $nadded adds for $ROWS rows"
+		fi
+	done
+done
+sq -c "DROP TABLE c_plain, c_guarded" >/dev/null
+
+say "write cost: single-row INSERTs (pgbench), guarded vs unguarded"
+echo 'INSERT INTO ins_plain DEFAULT VALUES;' >"$sc/insert.plain.sql"
+echo 'INSERT INTO ins_guarded DEFAULT VALUES;' >"$sc/insert.guarded.sql"
+for r in $(seq 1 "$ROUNDS"); do
+	for v in $(order2 "$r" plain guarded); do
+		sq >/dev/null <<EOF
+DROP TABLE IF EXISTS ins_$v;
+CREATE TABLE ins_$v (id bigserial PRIMARY KEY);
+$([ "$v" = guarded ] && echo "SELECT bloomguard_attach('ins_$v', 5000000);" || true)
+CHECKPOINT;
+EOF
+		if tps=$(pgb "$sc/insert.$v.sql"); then rec insert rows "$v" "$r" "$tps" rows/s; else bad "pgbench insert $v round $r"; fi
+	done
+	miss=$(sq -c "SELECT count(*) FROM ins_guarded WHERE NOT guarded_exists('ins_guarded', id)")
+	[ "$miss" = 0 ] || bad "INSERT: $miss inserted keys not found through the guard"
+done
+sq -c "DROP TABLE ins_plain, ins_guarded" >/dev/null
+
+# ---------------------------------------------------------------- rebuild
+say "rebuild vs sequential scan"
+SEQ="SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;"
+for r in $(seq 1 "$ROUNDS"); do
+	for tbl in t h; do
+		for v in $(order2 "$r" rebuild count); do
+			if [ "$v" = rebuild ]; then
+				ms=$(sq_ms -c "SELECT bloomguard_rebuild('$tbl')")
+			else
+				ms=$(sq_ms -c "$SEQ" -c "SELECT count(*) FROM $tbl")
+			fi
+			rec rebuild "$tbl" "$v" "$r" "$ms" ms
+		done
+	done
+done
+state=$(sq -c "SELECT string_agg(relation::text || '=' || state, ' ' ORDER BY relation::text) FROM bloomguard_health")
+[ "$state" = "h=ready t=ready" ] || bad "guards not ready after rebuild: $state"
+
+# ---------------------------------------------------------------- accuracy
+say "accuracy: false-positive rate at loads $LOADS (capacity $ACC_CAP, $PROBES probes)"
+for r in $(seq 1 "$ROUNDS"); do
+	{
+		echo "DROP TABLE IF EXISTS acc; CREATE TABLE acc (id bigint PRIMARY KEY);"
+		echo "SELECT bloomguard_attach('acc', $ACC_CAP);"
+		prev=0
+		for l in $LOADS; do
+			n=$(awk -v l="$l" -v c="$ACC_CAP" 'BEGIN {printf "%d", l * c + 0.5}')
+			echo "INSERT INTO acc SELECT g FROM generate_series($((prev + 1)), $n) g;"
+			echo "SELECT '$l', bloomguard_probe('acc', $PROBES), theoretical_fp, n_added, bits, hashes, capacity, error_rate FROM bloomguard_health WHERE relation = 'acc'::regclass;"
+			prev=$n
+		done
+		echo "DROP TABLE acc;"
+	} >"$tmp/acc.sql"
+	while read -r l fp th nadded bits hashes cap er; do
+		rec accuracy "$l" measured "$r" "$fp" fraction
+		rec accuracy "$l" theoretical "$r" "$th" fraction
+		acc_bits=$bits acc_hashes=$hashes acc_cap=$cap acc_er=$er
+	done < <(sq -F ' ' -f "$tmp/acc.sql" | grep -v '^$')
+done
+
+# ---------------------------------------------------------------- memory
+say "memory"
+for tbl in t h; do
+	read -r mem bits cap pk heap <<<"$(sq -F ' ' -c "
+	SELECT memory_bytes, bits, capacity,
+	       pg_relation_size((SELECT indexrelid FROM pg_index WHERE indrelid = '$tbl'::regclass AND indisprimary)),
+	       pg_relation_size('$tbl')
+	  FROM bloomguard_health WHERE relation = '$tbl'::regclass")"
+	rec memory "$tbl" memory_bytes 1 "$mem" bytes
+	rec memory "$tbl" bits_over_8 1 "$(calc "$bits / 8")" bytes
+	rec memory "$tbl" capacity 1 "$cap" keys
+	rec memory "$tbl" pk_index 1 "$pk" bytes
+	rec memory "$tbl" key_table 1 "$heap" bytes
+done
+
+# ---------------------------------------------------------------- peer: Redis
+peer_note=""
+if ! command -v redis-server >/dev/null; then
+	peer_note="skipped: redis-server is not installed (run as root to install it)"
+elif ! "$PY" -c 'import redis, psycopg2' 2>/dev/null; then
+	peer_note="skipped: $PY lacks the redis and psycopg2 modules (run as root to install python3-redis python3-psycopg2)"
+fi
+if [ -z "$peer_note" ]; then
+	say "peer: Redis filter + PostgreSQL vs guarded_exists (80/20 mix, Python clients)"
+	RPORT=$(free_port) || die "no free port for Redis"
+	mkdir -p "$tmp/redis"
+	redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$tmp/redis" --logfile "$tmp/redis/redis.log" --daemonize no >/dev/null 2>&1 &
+	redis_pid=$!
+	for i in $(seq 1 100); do
+		"$PY" -c "import redis; redis.Redis(host='127.0.0.1', port=$RPORT).ping()" 2>/dev/null && break
+		sleep 0.1
+	done
+	jget() { "$PY" -c 'import json, sys; d = json.loads(sys.argv[1]); print(*[d.get(k, "") for k in sys.argv[2:]])' "$@"; }
+	build=$("$PY" "$here/peer.py" build "$PGPORT" "$RPORT" "$ROWS") || die "peer: building the Redis filter failed: $build"
+	read -r pbits phashes pbytes pused pfn <<<"$(jget "$build" bits hashes bytes redis_used_memory false_negatives)"
+	[ "$pfn" = 0 ] || bad "peer: the Redis filter missed $pfn present keys"
+	rec peer filter bytes 1 "$pbytes" bytes
+	rec peer filter redis_used_memory 1 "$pused" bytes
+	for r in $(seq 1 "$ROUNDS"); do
+		case $((r % 3)) in
+		1) order="redis guarded plain" ;;
+		2) order="guarded plain redis" ;;
+		0) order="plain redis guarded" ;;
+		esac
+		for v in $order; do
+			if ! res=$("$PY" "$here/peer.py" run "$PGPORT" "$RPORT" "$ROWS" "$v" "$CLIENTS" "$DUR" "$TXNS" "$r"); then
+				bad "peer $v round $r: $res"
+				continue
+			fi
+			read -r lps mism asked n <<<"$(jget "$res" lps mismatches asked lookups)"
+			[ "$mism" = 0 ] || bad "peer $v round $r: $mism wrong answers"
+			rec peer mix "$v" "$r" "$lps" lookups/s
+			[ "$v" = redis ] && rec peer mix redis.asked_pg "$r" "$(calc "$asked / $n")" fraction
+		done
+	done
+	kill "$redis_pid" 2>/dev/null || true
+	wait "$redis_pid" 2>/dev/null || true
+	redis_pid=""
+fi
+
+# ---------------------------------------------------------------- report
+say "writing results"
+health=$(sq -c "SELECT relation, status, load, round(theoretical_fp::numeric, 6), checks, shortcuts, source_lookups, source_hits, fallbacks FROM bloomguard_health ORDER BY 1" | tr '|' ' ')
+pgver=$("$PG_BIN/postgres" --version | awk '{print $3}')
+cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+memg=$(awk '/^MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo)
+runtime=$(($(date +%s) - T0))
+if [ "$TXNS" -gt 0 ]; then runlen="$TXNS lookups per client"; else runlen="${DUR}s per run"; fi
+
+md=$tmp/table.md
+row() { printf '| %s | %s | %s | %s | %s | %s |\n' "$@" >>"$md"; }
+{
+	echo "| measure | baseline (median) | guarded (median) | ratio: median of rounds (min–max) | goal | goal met |"
+	echo "|---|---|---|---|---|---|"
+} >"$md"
+ceil=$(med lookup ceiling select1)
+row "SELECT 1 ceiling" "$(f0 "$ceil") lookups/s" "" "" "" ""
+for ty in int bytea; do
+	name=$([ $ty = int ] && echo bigint || echo "sha256 bytea")
+	for sh in miss hit mix; do
+		w=${ty}_$sh
+		p=$(med lookup "$w" plain) g=$(med lookup "$w" guarded) x=$(rmed lookup "$w" guarded "$w" plain)
+		case $sh in
+		miss) goal="≥ 1.5×" verdict=$(ge "$x" 1.5) label="miss (absent keys)" ;;
+		hit) goal="≥ 1.0×" verdict=$(ge "$x" 1.0) label="hit (present keys)" ;;
+		mix) goal="≥ 1.4×" verdict=$(ge "$x" 1.4) label="80/20 mix" ;;
+		esac
+		row "$name $label: plain EXISTS vs guarded_exists" "$(f0 "$p") lookups/s" "$(f0 "$g") lookups/s" "$(rfx lookup "$w" guarded "$w" plain)" "$goal" "$verdict"
+		if [ "$sh" = miss ]; then
+			xc=$(rmed lookup "$w" guarded ceiling select1)
+			if [ $ty = int ]; then g2="≥ 0.9×" v2=$(ge "$xc" 0.9); else g2="(≥ 0.9×; includes sha256)" v2=$(ge "$xc" 0.9); fi
+			row "$name miss: SELECT 1 ceiling vs guarded_exists" "$(f0 "$ceil") lookups/s" "$(f0 "$g") lookups/s" "$(rfx lookup "$w" guarded ceiling select1)" "$g2" "$v2"
+		fi
+	done
+done
+for ty in int bytea; do
+	name=$([ $ty = int ] && echo bigint || echo "sha256 bytea")
+	for kind in miss hit; do
+		p=$(med loop "${ty}_$kind" plain) g=$(med loop "${ty}_$kind" guarded) x=$(rmed loop "${ty}_$kind" plain "${ty}_$kind" guarded)
+		row "$name $kind, server-side loop (µs per call; ratio = plain / guarded time)" "$(f2 "$p") µs" "$(f2 "$g") µs" "$(rfx loop "${ty}_$kind" plain "${ty}_$kind" guarded)" "" ""
+	done
+	row "$name server-side loop overhead without any lookup (key expression only)" "$(f2 "$(med loop "${ty}_none" none)") µs" "" "" "" ""
+done
+for ty in int bytea; do
+	name=$([ $ty = int ] && echo bigint || echo "sha256 bytea")
+	p=$(med buffers "${ty}_neg" plain) g=$(med buffers "${ty}_neg" guarded) n=$(med buffers "${ty}_neg" guarded.keys)
+	row "$name buffers per definite negative ($(f0 "$n") keys)" "$(f2 "$p")" "$(f2 "$g")" "" "0" "$([ "$g" = 0 ] && echo met || echo MISSED)"
+	p=$(med buffers "${ty}_miss" plain) g=$(med buffers "${ty}_miss" guarded)
+	row "$name buffers per absent key (false positives included)" "$(f2 "$p")" "$(f2 "$g")" "" "" ""
+	p=$(med buffers "${ty}_hit" plain) g=$(med buffers "${ty}_hit" guarded)
+	row "$name buffers per present key" "$(f2 "$p")" "$(f2 "$g")" "" "" ""
+done
+p=$(med copy rows plain) g=$(med copy rows guarded) x=$(rmed copy rows guarded rows plain)
+row "COPY of $ROWS rows: unguarded vs guarded table" "$(f0 "$p") ms" "$(f0 "$g") ms" "$(rfx copy rows guarded rows plain)" "≤ 1.10×" "$(le "$x" 1.10)"
+p=$(med insert rows plain) g=$(med insert rows guarded) x=$(rmed insert rows guarded rows plain)
+row "single-row INSERT (pgbench): unguarded vs guarded" "$(f0 "$p") rows/s" "$(f0 "$g") rows/s" "$(rfx insert rows guarded rows plain)" "" ""
+for tbl in t h; do
+	name=$([ $tbl = t ] && echo "bigint" || echo "sha256 bytea")
+	p=$(med rebuild "$tbl" count) g=$(med rebuild "$tbl" rebuild) x=$(rmed rebuild "$tbl" rebuild "$tbl" count)
+	row "$name: seq-scan count(*) vs bloomguard_rebuild ($ROWS rows)" "$(f0 "$p") ms" "$(f0 "$g") ms" "$(rfx rebuild "$tbl" rebuild "$tbl" count)" "≤ 1.5×" "$(le "$x" 1.5)"
+done
+for tbl in t h; do
+	name=$([ $tbl = t ] && echo "bigint" || echo "sha256 bytea")
+	m8=$(med memory "$tbl" bits_over_8) mem=$(med memory "$tbl" memory_bytes) pk=$(med memory "$tbl" pk_index)
+	heap=$(med memory "$tbl" key_table) cap=$(med memory "$tbl" capacity)
+	x=$(calc "$mem / $m8")
+	row "$name memory: m/8 vs memory_bytes (capacity $(f0 "$cap"))" "$(f0 "$m8") B" "$(f0 "$mem") B" "$(awk -v x="$x" 'BEGIN {printf "%.4f×", x}')" "within 1%" "$(le "$x" 1.01)"
+	row "$name memory: primary key btree vs filter" "$(f0 "$pk") B" "$(f0 "$mem") B" "$(awk -v x="$(calc "$mem / $pk")" 'BEGIN {printf "%.3f×", x}')" "" ""
+	row "$name memory: plain table of the keys vs filter" "$(f0 "$heap") B" "$(f0 "$mem") B" "$(awk -v x="$(calc "$mem / $heap")" 'BEGIN {printf "%.3f×", x}')" "" ""
+done
+# accuracy: pool the probes of all rounds (each round is a new filter, new seed)
+: >"$tmp/fp.dat"
+: >"$tmp/fp_rounds.dat"
+for l in $LOADS; do
+	mfp=$(vals accuracy "$l" measured | awk '{s += $1} END {print s / NR}')
+	th=$(med accuracy "$l" theoretical)
+	ntot=$((PROBES * ROUNDS))
+	# Wilson 95% interval of the pooled rate (sound at zero hits too)
+	read -r lo hi <<<"$(awk -v p="$mfp" -v n="$ntot" 'BEGIN {z = 1.96; d = 1 + z * z / n
+		c = (p + z * z / (2 * n)) / d; h = z / d * sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+		lo = c - h; if (lo < 0) lo = 0; print lo, c + h}')"
+	x=$(calc "$th > 0 ? $mfp / $th : 0")
+	if [ "$(calc "$l <= 1")" = 1 ]; then
+		goal="within ±20%"
+		verdict=$(awk -v x="$x" 'BEGIN {print (x >= 0.8 && x <= 1.2) ? "met" : "MISSED"}')
+		# a miss that the probe count cannot resolve is said so
+		if [ "$verdict" = MISSED ] && [ "$(calc "$th >= $lo && $th <= $hi")" = 1 ]; then
+			verdict="not resolvable: theoretical is inside the 95% interval ($(f0 "$(calc "$th * $ntot")") expected hits)"
+		fi
+	else
+		goal="" verdict=""
+	fi
+	row "false-positive rate at load $l: theoretical vs measured ($ntot probes)" "$(fe "$th")" "$(fe "$mfp") [$(fe "$lo"), $(fe "$hi")]" "$(fx "$x")" "$goal" "$verdict"
+	printf '%s %s %s %s %s\n' "$l" "$th" "$mfp" "$lo" "$hi" >>"$tmp/fp.dat"
+	vals accuracy "$l" measured | awk -v l="$l" '{print l, $1}' >>"$tmp/fp_rounds.dat"
+done
+if [ -z "$peer_note" ]; then
+	p=$(med peer mix plain) rd=$(med peer mix redis) g=$(med peer mix guarded)
+	asked=$(med peer mix redis.asked_pg)
+	row "peer, 80/20 mix from Python: Redis filter then PostgreSQL vs guarded_exists" "$(f0 "$rd") lookups/s" "$(f0 "$g") lookups/s" "$(rfx peer mix guarded mix redis)" "" ""
+	row "peer, 80/20 mix from Python: plain EXISTS vs guarded_exists" "$(f0 "$p") lookups/s" "$(f0 "$g") lookups/s" "$(rfx peer mix guarded mix plain)" "" ""
+	row "peer: Redis filter size (string) vs guard memory_bytes on h" "$(f0 "$(med peer filter bytes)") B" "$(f0 "$(med memory h memory_bytes)") B" "" "" ""
+else
+	row "peer (Redis)" "$peer_note" "" "" "" ""
+fi
+
+# CSV: every raw measurement, then the table's medians
+{
+	echo "section,measure,variant,round,value,unit"
+	awk -F'\t' 'BEGIN {OFS = ","} {print $1, $2, $3, $4, $5, $6}' "$raw"
+} >"$OUT/results.csv"
+
+# plots
+plot_note=""
+if command -v gnuplot >/dev/null; then
+	for ty in int bytea; do
+		for sh in miss hit mix; do
+			w=${ty}_$sh
+			printf '%s %s %s %s\n' "$([ $ty = int ] && echo bigint || echo bytea)-$sh" "$(med lookup "$w" plain)" "$(med lookup "$w" guarded)" "$ceil"
+		done
+	done >"$tmp/lookups.dat"
+	cp "$tmp/lookups.dat" "$tmp/fp.dat" "$tmp/fp_rounds.dat" "$OUT/"
+	{
+		cat <<EOF
+set terminal pngcairo size 960,540 font ",10" noenhanced
+set output '$OUT/lookups.png'
+set title "Lookups/s by workload: median of $ROUNDS rounds, $CLIENTS clients, $ROWS keys, pgbench -M prepared"
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set ylabel "lookups/s"
+set yrange [0:*]
+set grid ytics
+set key outside bottom center horizontal
+plot '$OUT/lookups.dat' using 2:xtic(1) title 'plain EXISTS' lc rgb '#888888', \
+     '' using 3 title 'guarded_exists' lc rgb '#2a7ab0', \
+     '' using 4 title 'SELECT 1 ceiling' lc rgb '#e0a030'
+set output '$OUT/fp.png'
+set title "False-positive rate vs load: capacity $acc_cap, target $acc_er, m = $acc_bits bits, k = $acc_hashes"
+set style data linespoints
+set logscale y
+set format y "%.0e"
+set xlabel "load (keys added / capacity)"
+set ylabel "false-positive rate"
+set xrange [0.15:3.1]
+set yrange [*:1]
+set samples 400
+set key inside bottom right box opaque
+set grid
+k = $acc_hashes.0
+r = $acc_bits.0 / $acc_cap.0
+f(x) = (1 - exp(-k * x / r)) ** k
+plot f(x) with lines lw 2 lc rgb '#2a7ab0' title 'theoretical (1 - exp(-k n / m))^k', \
+     $acc_er with lines dt 2 lc rgb '#888888' title 'target error rate', \
+     '$OUT/fp.dat' using 1:3:4:5 with yerrorbars pt 7 ps 1.2 lc rgb '#c03030' title 'measured (all rounds, 95% interval)', \
+     '$OUT/fp_rounds.dat' using 1:2 with points pt 1 lc rgb '#000000' title 'measured (per round)'
+EOF
+		if [ -z "$peer_note" ]; then
+			printf '"plain EXISTS" %s\n"Redis filter + EXISTS" %s\n"guarded_exists" %s\n' \
+				"$(med peer mix plain)" "$(med peer mix redis)" "$(med peer mix guarded)" >"$OUT/peer.dat"
+			cat <<EOF
+unset logscale y
+set format y "%g"
+unset xlabel
+unset xrange
+set yrange [0:*]
+set key off
+set ylabel "lookups/s"
+set output '$OUT/peer.png'
+set title "80/20 mix from $CLIENTS Python clients (median of $ROUNDS rounds): lookups/s"
+set style data histogram
+set style histogram clustered
+set style fill solid 0.85 border -1
+set boxwidth 0.6
+plot '$OUT/peer.dat' using 2:xtic(1) lc rgb '#2a7ab0'
+EOF
+		fi
+	} >"$tmp/plots.gp"
+	gnuplot "$tmp/plots.gp" 2>"$tmp/gnuplot.err" || { plot_note="gnuplot failed: $(head -3 "$tmp/gnuplot.err")"; bad "$plot_note"; }
+else
+	plot_note="no plots: gnuplot is not installed (run as root to install gnuplot-nox)"
+fi
+
+{
+	echo "# bloomguard benchmark results"
+	echo
+	echo "Command: \`$CMD_SHOWN\` (from the top of the tree)."
+	echo "Machine: $(nproc) cores ($cpu), ${memg} GiB, PostgreSQL $pgver, $(date -u '+%Y-%m-%d %H:%M UTC'); runtime ${runtime}s; load average $LOAD0 before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it."
+	echo "Parameters: BENCH_ROWS=$ROWS BENCH_CLIENTS=$CLIENTS BENCH_SECONDS=$DUR BENCH_ROUNDS=$ROUNDS BENCH_TXNS=$TXNS BENCH_PROBES=$PROBES BENCH_ACC_CAPACITY=$ACC_CAP BENCH_BUF_KEYS=$BUFKEYS${SMOKE:+ BENCH_SMOKE=$SMOKE}."
+	echo
+	cat "$md"
+	echo
+	echo "## How it was measured"
+	echo
+	echo "- Throwaway cluster: shared_buffers 256MB, shared_preload_libraries = 'bloomguard', fsync/synchronous_commit/full_page_writes off, autovacuum off, JIT off, no parallel query. Every table fits in shared buffers."
+	echo "- Tables: t(id bigint PRIMARY KEY) holding the even numbers 2..2N, h(k bytea PRIMARY KEY) holding sha256(int8send(2g)); absent keys are the odd numbers in between (and their hashes), so misses land on the same index pages as hits. Both vacuumed (plain EXISTS gets index-only scans) and guarded with the default capacity (2 × rows, so load 0.5)."
+	echo "- Lookups: pgbench -M prepared, $CLIENTS clients, $runlen, $ROUNDS rounds; within a round plain and guarded alternate order (AB, BA, ...). The ratio column is the median of the per-round ratios, with their range: a wide range means the machine was noisy during the run (other work on the same cores), and the single absolute numbers mean little. The bytea workloads compute sha256(int8send(:id)) server-side on both sides."
+	echo "- Ratios: for lookups/s and rows/s, guarded / baseline (higher is better); for times (COPY, rebuild), guarded time / baseline time (lower is better); for the server-side loop, plain time / guarded time (higher is better)."
+	echo "- Server-side loop: one statement makes $CALLS lookups (count(*) FILTER (WHERE guarded_exists(...)) against a per-row scalar EXISTS sub-select over generate_series), timed by psql, so only server CPU per call counts. Unlike pgbench, where each execution of a prepared statement starts a new executor and with it a new guarded_exists() call cache (fn_extra), the loop reuses one cache: the difference between the two shows the per-execution set-up cost. The 'no lookup' row is the loop and key expression alone."
+	echo "- Buffers: EXPLAIN (ANALYZE, BUFFERS) of one statement per key, shared hit + read of the top plan node (which includes what the function reads: see the present-key rows). Definite negatives are the absent keys that bloomguard_check() calls 'absent'."
+	echo "- COPY: server-side COPY FROM a file into a fresh table with a primary key (guarded: attached with capacity = rows before the COPY), CHECKPOINT before each. INSERT: pgbench, one DEFAULT VALUES row (bigserial key) per transaction into a fresh table."
+	echo "- Rebuild: bloomguard_rebuild() against SELECT count(*) with index scans off (a sequential scan), on the same table, in fresh sessions."
+	echo "- Accuracy: a fresh table per round attached with capacity $ACC_CAP, filled to each load through the trigger, then bloomguard_probe($PROBES); the measured rate pools all rounds (each a new hash seed)."
+	echo "- Memory: memory_bytes and bits from bloomguard_health; pg_relation_size of the primary key index and of the table (which holds only the keys)."
+	echo
+	echo "## Peer: seed 003's architecture (Redis filter, then PostgreSQL)"
+	echo
+	if [ -z "$peer_note" ]; then
+		echo "A Redis 7 string used as a bit array with the same m ($pbits) and k ($phashes) as the guard on h, filled from the same keys; the client asks it with k GETBITs in one pipelined round trip and asks PostgreSQL (prepared plain EXISTS) only on \"maybe\" ($(awk -v x="$asked" 'BEGIN {printf "%.2f%%", 100 * x}') of lookups went on to PostgreSQL). The other side sends guarded_exists('h', key) alone (prepared). $CLIENTS Python clients (psycopg2, redis-py) per side, the client computes the SHA-256 key on both sides, every answer is checked."
+		echo
+		echo "Limits of this comparison:"
+		echo "- Everything shares one $(nproc)-core machine over loopback: Redis, PostgreSQL and the clients compete for the same cores, and there is no network latency. A Redis on another host adds a network round trip to every lookup, and to every miss a second one to PostgreSQL."
+		echo "- The Python client's own per-lookup cost is large and the same on both sides, so the ratio understates the server-side difference (pgbench rows above measure that)."
+		echo "- The Redis filter is loaded once and is read-only here. A real application must also write it on every insert, outside PostgreSQL's transaction: a crash or a lost write between the two leaves a key missing from the filter, a false negative, which guarded_exists cannot have (its feed is a trigger in the same transaction). Neither filter can forget deleted keys."
+		echo "- Debian's Redis has no Bloom module: BF.EXISTS would be one command instead of k GETBITs. Redis runs without persistence, single-threaded."
+		echo "- The Redis side hashes keys with its own function (the SHA-256 bytes directly), the guard with seeded XXH3: same m and k, different hash functions."
+	else
+		echo "$peer_note"
+	fi
+	echo
+	echo "## Plots"
+	echo
+	if [ -z "$plot_note" ]; then
+		echo "![lookups/s per workload](lookups.png)"
+		echo
+		echo "![false-positive rate vs load](fp.png)"
+		[ -z "$peer_note" ] && { echo; echo "![peer comparison](peer.png)"; }
+	else
+		echo "$plot_note"
+	fi
+	echo
+	echo "## bloomguard_health at the end"
+	echo
+	echo '```'
+	echo "relation status load theoretical_fp checks shortcuts source_lookups source_hits fallbacks"
+	echo "$health"
+	echo '```'
+	if [ ${#FAILS[@]} -gt 0 ]; then
+		echo
+		echo "## FAILURES"
+		echo
+		printf -- '- %s\n' "${FAILS[@]}"
+	fi
+} >"$OUT/results.md"
+
+echo
+cat "$md"
+echo
+[ -n "$peer_note" ] && echo "peer: $peer_note"
+[ -n "$plot_note" ] && echo "$plot_note"
+say "done in ${runtime}s; results in $OUT"
+if [ ${#FAILS[@]} -gt 0 ]; then
+	echo "FAILED:" >&2
+	printf '  %s\n' "${FAILS[@]}" >&2
+	exit 1
+fi
