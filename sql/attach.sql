@@ -22,6 +22,19 @@ SELECT count(*) FILTER (WHERE guarded_exists('t_attach', g)) AS found_absent,
 INSERT INTO t_attach VALUES (50000, 'new');
 SELECT guarded_exists('t_attach', 50000), bloomguard_check('t_attach', 50000);
 
+-- a vacuumed table: hits come from the index and the visibility map (like
+-- an index-only scan); deleted rows clear the page's all-visible bit
+VACUUM t_attach;
+SELECT count(*) FILTER (WHERE NOT guarded_exists('t_attach', g)) AS missing
+  FROM generate_series(1, 10000) g;
+DELETE FROM t_attach WHERE id <= 100;
+SELECT count(*) FILTER (WHERE guarded_exists('t_attach', g)) AS deleted_found,
+       count(*) FILTER (WHERE EXISTS (SELECT 1 FROM t_attach WHERE id = g)) AS plain_found
+  FROM generate_series(1, 200) g;
+VACUUM t_attach;
+SELECT count(*) FILTER (WHERE guarded_exists('t_attach', g)) AS found_after_vacuum
+  FROM generate_series(1, 200) g;
+
 -- sizing is seed 001's: n = 50, p = 0.02 gives m = 408, k = 6
 CREATE TABLE t_small (id int PRIMARY KEY);
 SELECT bloomguard_attach('t_small', 50, 0.02);

@@ -591,6 +591,12 @@ bg_rebuild_guard(Relation rel, int64 capacity, double error_rate, bool nowait)
 				 errhint("Run ALTER TABLE ... ENABLE ALWAYS TRIGGER bloomguard, or bloomguard_detach() and then bloomguard_attach().")));
 	bg_keydesc_build(rel, &desc, false, true);
 
+	/* read the registry again: a rebuild we waited for may have resized it */
+	if (!bg_registry_lookup(relid, &reg_capacity, &reg_error_rate))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("table \"%s\" is not guarded", RelationGetRelationName(rel))));
+
 	/* defaults: the serving generation's sizing, else the registry's */
 	cur_capacity = reg_capacity;
 	cur_error_rate = reg_error_rate;

@@ -178,6 +178,8 @@ extern void bg_untrust(Oid relid, const char *why);
 extern bool bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
 							 bool require_hash);
 extern bool bg_keydesc_current(Relation rel, const BgKeyDesc *desc);
+extern const BgKeyDesc *bg_keydesc_lookup(Relation rel, const BgKeyIdentity **identity,
+										  BgSlotRef **ref);
 extern void bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key);
 extern bool bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b);
 extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,

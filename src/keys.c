@@ -35,6 +35,9 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/memutils.h"
 
 #include "bloomguard.h"
 
@@ -329,4 +332,103 @@ bg_key_colhashes(const BgKeyDesc *desc, const Datum *values, uint64 *colhashes)
 
 	for (i = 0; i < desc->nkeys; i++)
 		colhashes[i] = bg_hash_column(&desc->cols[i], values[i]);
+}
+
+/*
+ * A backend-wide cache of key descriptions, so that a prepared statement
+ * (whose FmgrInfo, and so fn_extra, is new at every execution) and a
+ * single-row INSERT do not describe the key again on every call.  Entries
+ * are dropped when the table's relcache entry is invalidated, which every
+ * DDL that could change the key does; callers hold a lock on the table, so
+ * pending invalidations have been processed before they look.
+ */
+typedef struct BgKeyCacheEntry
+{
+	Oid			relid;			/* hash key */
+	bool		valid;
+	bool		has_key;		/* the table has a primary key */
+	BgKeyDesc	desc;
+	BgKeyIdentity identity;
+	BgSlotRef	ref;			/* where the table's guard was last found */
+} BgKeyCacheEntry;
+
+static HTAB *bg_key_cache = NULL;
+
+static void
+bg_key_cache_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS status;
+	BgKeyCacheEntry *entry;
+
+	if (bg_key_cache == NULL)
+		return;
+	hash_seq_init(&status, bg_key_cache);
+	while ((entry = (BgKeyCacheEntry *) hash_seq_search(&status)) != NULL)
+	{
+		if (!OidIsValid(relid) || entry->relid == relid)
+			entry->valid = false;
+	}
+}
+
+/*
+ * The description of rel's primary key, from the backend's cache.  Returns
+ * NULL if the table has no primary key.  desc->hashable says whether it
+ * can be filtered.  *identity, if not NULL, is set to the key's identity,
+ * and *ref, if not NULL, to the table's cached guard slot reference (which
+ * validates itself, so it survives invalidations and executions).
+ */
+const BgKeyDesc *
+bg_keydesc_lookup(Relation rel, const BgKeyIdentity **identity, BgSlotRef **ref)
+{
+	Oid			relid = RelationGetRelid(rel);
+	BgKeyCacheEntry *entry;
+	bool		found;
+
+	if (bg_key_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(BgKeyCacheEntry);
+		ctl.hcxt = CacheMemoryContext;
+		bg_key_cache = hash_create("bloomguard key descriptions", 64, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(bg_key_cache_invalidate, (Datum) 0);
+	}
+
+	entry = (BgKeyCacheEntry *) hash_search(bg_key_cache, &relid, HASH_ENTER, &found);
+	if (!found)
+	{
+		entry->valid = false;
+		entry->ref.index = -1;
+		entry->ref.incarnation = 0;
+		entry->ref.epoch = 0;	/* forces a search on first use */
+	}
+	if (ref)
+		*ref = &entry->ref;
+	if (!entry->valid)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(CacheMemoryContext);
+
+		PG_TRY();
+		{
+			entry->has_key = bg_keydesc_build(rel, &entry->desc, true, false);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(oldcxt);
+			hash_search(bg_key_cache, &relid, HASH_REMOVE, NULL);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(oldcxt);
+		if (entry->has_key)
+			bg_keydesc_identity(&entry->desc, &entry->identity);
+		entry->valid = true;
+	}
+	if (!entry->has_key)
+		return NULL;
+	if (identity)
+		*identity = &entry->identity;
+	return &entry->desc;
 }

@@ -32,6 +32,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/visibilitymap.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/tableam.h"
@@ -48,7 +49,9 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/predicate.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -96,9 +99,10 @@ typedef struct BgCallCache
 	Oid			typinput[INDEX_MAX_KEYS];
 	Oid			typioparam[INDEX_MAX_KEYS];
 	bool		any_sql;
-	BgKeyDesc	desc;
-	BgKeyIdentity identity;		/* of desc, compared with the filter's */
-	BgSlotRef	ref;
+	const BgKeyDesc *desc;		/* from the backend's key cache (keys.c) */
+	const BgKeyIdentity *identity;	/* of desc, compared with the filter's */
+	Oid			indexoid;		/* desc's, when this cache was built */
+	BgSlotRef  *ref;			/* the backend's, for this table */
 	SPIPlanPtr	plan;			/* the EXISTS query, prepared on first use */
 	bool		plan_typed;		/* plan takes arguments as given (not converted) */
 } BgCallCache;
@@ -247,14 +251,29 @@ bg_call_cache(FunctionCallInfo fcinfo, Relation rel, int nkeyargs,
 			  Oid *argtypes, bool variadic_array)
 {
 	BgCallCache *cache = (BgCallCache *) fcinfo->flinfo->fn_extra;
-	MemoryContext oldcxt;
+	const BgKeyIdentity *identity;
+	BgSlotRef  *ref;
+	const BgKeyDesc *desc = bg_keydesc_lookup(rel, &identity, &ref);
 	int			i;
 
+	/* a table without a primary key has no guarded_exists() meaning */
+	if (desc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table \"%s\" has no primary key",
+						RelationGetRelationName(rel)),
+				 errhint("bloomguard guards a table by its primary key; add one with ALTER TABLE ... ADD PRIMARY KEY.")));
+
 	if (cache != NULL && cache->relid == RelationGetRelid(rel) &&
+		cache->indexoid == desc->indexoid &&
 		cache->nargs == nkeyargs && cache->variadic_array == variadic_array &&
-		memcmp(cache->argtypes, argtypes, nkeyargs * sizeof(Oid)) == 0 &&
-		bg_keydesc_current(rel, &cache->desc))
+		memcmp(cache->argtypes, argtypes, nkeyargs * sizeof(Oid)) == 0)
+	{
+		cache->desc = desc;		/* the cache entry may have been rebuilt */
+		cache->identity = identity;
+		cache->ref = ref;
 		return cache;
+	}
 
 	if (cache == NULL)
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(BgCallCache));
@@ -266,27 +285,24 @@ bg_call_cache(FunctionCallInfo fcinfo, Relation rel, int nkeyargs,
 	}
 	fcinfo->flinfo->fn_extra = cache;
 
-	oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	/* a table without a primary key has no guarded_exists() meaning */
-	bg_keydesc_build(rel, &cache->desc, false, false);
-	MemoryContextSwitchTo(oldcxt);
-
-	if (nkeyargs != cache->desc.nkeys)
+	if (nkeyargs != desc->nkeys)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("wrong number of key values for table \"%s\"",
 						RelationGetRelationName(rel)),
 				 errdetail("The primary key has %d column(s), but %d value(s) were given.",
-						   cache->desc.nkeys, nkeyargs)));
+						   desc->nkeys, nkeyargs)));
 
-	bg_keydesc_identity(&cache->desc, &cache->identity);
+	cache->desc = desc;
+	cache->identity = identity;
+	cache->indexoid = desc->indexoid;
 	cache->relid = RelationGetRelid(rel);
 	cache->nargs = nkeyargs;
 	cache->variadic_array = variadic_array;
 	memcpy(cache->argtypes, argtypes, nkeyargs * sizeof(Oid));
 	for (i = 0; i < nkeyargs; i++)
 	{
-		const BgKeyColumn *col = &cache->desc.cols[i];
+		const BgKeyColumn *col = &desc->cols[i];
 
 		cache->conv[i] = bg_classify_arg(argtypes[i], col);
 		if (cache->conv[i] == BG_ARG_INPUT)
@@ -294,8 +310,7 @@ bg_call_cache(FunctionCallInfo fcinfo, Relation rel, int nkeyargs,
 		if (cache->conv[i] == BG_ARG_SQL)
 			cache->any_sql = true;
 	}
-	cache->ref.index = -1;
-	cache->ref.epoch = 0;		/* forces a search on first use */
+	cache->ref = ref;
 	return cache;
 }
 
@@ -369,7 +384,7 @@ bg_convert_key(BgCallCache *cache, Datum *args, bool *nulls, Datum *values)
 
 	for (i = 0; i < cache->nargs; i++)
 	{
-		const BgKeyColumn *col = &cache->desc.cols[i];
+		const BgKeyColumn *col = &cache->desc->cols[i];
 		Oid			argtype = getBaseType(cache->argtypes[i]);
 
 		switch (cache->conv[i])
@@ -418,16 +433,23 @@ bg_convert_key(BgCallCache *cache, Datum *args, bool *nulls, Datum *values)
 	return BG_KEY_OK;
 }
 
-/* Probe the primary key index under the active snapshot. */
+/*
+ * Probe the primary key index under the active snapshot.  Like an
+ * index-only scan: a match on an all-visible heap page is visible to every
+ * snapshot, so the heap is read only for pages the visibility map does not
+ * vouch for.  Predicate locks are taken as an index-only scan takes them.
+ */
 static bool
 bg_index_probe(Relation rel, const BgKeyDesc *desc, const Datum *values)
 {
 	Relation	idx = index_open(desc->indexoid, AccessShareLock);
 	ScanKeyData skeys[INDEX_MAX_KEYS];
 	IndexScanDesc scan;
-	TupleTableSlot *slot;
+	TupleTableSlot *slot = NULL;
 	Snapshot	snapshot = GetActiveSnapshot();
-	bool		found;
+	Buffer		vmbuffer = InvalidBuffer;
+	ItemPointer tid;
+	bool		found = false;
 	int			i;
 
 	for (i = 0; i < desc->nkeys; i++)
@@ -435,12 +457,29 @@ bg_index_probe(Relation rel, const BgKeyDesc *desc, const Datum *values)
 							   InvalidOid, desc->cols[i].collation,
 							   desc->cols[i].eqproc, values[i]);
 
-	slot = table_slot_create(rel, NULL);
 	scan = index_beginscan(rel, idx, snapshot, desc->nkeys, 0);
 	index_rescan(scan, skeys, desc->nkeys, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
+	{
+		if (VM_ALL_VISIBLE(rel, ItemPointerGetBlockNumber(tid), &vmbuffer))
+		{
+			PredicateLockPage(rel, ItemPointerGetBlockNumber(tid), snapshot);
+			found = true;
+			break;
+		}
+		if (slot == NULL)
+			slot = table_slot_create(rel, NULL);
+		if (index_fetch_heap(scan, slot))
+		{
+			found = true;
+			break;
+		}
+	}
+	if (BufferIsValid(vmbuffer))
+		ReleaseBuffer(vmbuffer);
 	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
+	if (slot)
+		ExecDropSingleTupleTableSlot(slot);
 	index_close(idx, AccessShareLock);
 	return found;
 }
@@ -480,7 +519,7 @@ bg_sql_lookup(BgCallCache *cache, Relation rel, const Datum *params, bool typed)
 													RelationGetRelationName(rel)));
 		for (i = 0; i < cache->nargs; i++)
 		{
-			const BgKeyColumn *col = &cache->desc.cols[i];
+			const BgKeyColumn *col = &cache->desc->cols[i];
 			char	   *colname = get_attname(cache->relid, col->attnum, false);
 
 			if (i > 0)
@@ -552,7 +591,7 @@ bg_source_lookup(BgCallCache *cache, Relation rel, BgKeyResult kr,
 		return bg_sql_lookup(cache, rel, params, true);
 	}
 	if (bg_can_probe_index(rel))
-		return bg_index_probe(rel, &cache->desc, values);
+		return bg_index_probe(rel, cache->desc, values);
 	return bg_sql_lookup(cache, rel, values, false);
 }
 
@@ -619,15 +658,15 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 	bool		key_changed = false;
 
 	*slotp = NULL;
-	slot = bg_slot_lock(&cache->ref, cache->relid, LW_SHARED);
+	slot = bg_slot_lock(cache->ref, cache->relid, LW_SHARED);
 	if (slot == NULL)
 		return -1;
 	*slotp = slot;
 	if (slot->state == BG_STATE_READY && DsaPointerIsValid(slot->serving) &&
-		cache->desc.hashable &&
+		cache->desc->hashable &&
 		(values != NULL || nomatch) && bg_filter_usable(rel))
 	{
-		if (!bg_identity_equal(&cache->identity, &slot->key))
+		if (!bg_identity_equal(cache->identity, &slot->key))
 			key_changed = true;
 		else if (nomatch)
 			answer = 0;
@@ -636,10 +675,10 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 			BloomFilter *filter = dsa_get_address(bg_dsa(), slot->serving);
 			uint64		colhashes[INDEX_MAX_KEYS];
 
-			bg_key_colhashes(&cache->desc, values, colhashes);
+			bg_key_colhashes(cache->desc, values, colhashes);
 			answer = bloom_maybe(filter,
 								 bloom_hash_key(filter->seed, colhashes,
-												cache->desc.nkeys)) ? 1 : 0;
+												cache->desc->nkeys)) ? 1 : 0;
 		}
 	}
 	LWLockRelease(&slot->lock);

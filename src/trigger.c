@@ -34,21 +34,17 @@
 
 PG_FUNCTION_INFO_V1(bloomguard_trigger);
 
-/* Per-trigger-call-site cache, in fn_extra. */
-typedef struct BgTriggerCache
-{
-	Oid			relid;
-	bool		has_key;		/* false: no primary key we can hash */
-	BgKeyDesc	desc;
-	BgSlotRef	ref;
-} BgTriggerCache;
 
 /* Mark a guard untrusted: its feed can no longer compute keys. */
 static void
-bg_trigger_untrust(BgTriggerCache *cache)
+bg_trigger_untrust(Oid relid)
 {
-	BgSlot	   *slot = bg_slot_lock(&cache->ref, cache->relid, LW_EXCLUSIVE);
+	BgSlotRef	ref;
+	BgSlot	   *slot;
 
+	ref.index = -1;
+	ref.epoch = 0;
+	slot = bg_slot_lock(&ref, relid, LW_EXCLUSIVE);
 	if (slot)
 	{
 		if (slot->state == BG_STATE_READY)
@@ -71,7 +67,8 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	Relation	rel;
-	BgTriggerCache *cache;
+	BgSlotRef  *ref;
+	const BgKeyDesc *desc;
 	TupleTableSlot *newslot;
 	Datum		values[INDEX_MAX_KEYS];
 	uint64		colhashes[INDEX_MAX_KEYS];
@@ -93,27 +90,12 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	bg_require_loaded();
 	rel = trigdata->tg_relation;
 
-	cache = (BgTriggerCache *) fcinfo->flinfo->fn_extra;
-	if (cache == NULL || cache->relid != RelationGetRelid(rel) ||
-		(cache->has_key && !bg_keydesc_current(rel, &cache->desc)))
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-
-		if (cache == NULL)
-			cache = palloc0(sizeof(BgTriggerCache));
-		cache->relid = RelationGetRelid(rel);
-		cache->has_key = bg_keydesc_build(rel, &cache->desc, true, false) &&
-			cache->desc.hashable;
-		cache->ref.index = -1;
-		cache->ref.epoch = 0;
-		fcinfo->flinfo->fn_extra = cache;
-		MemoryContextSwitchTo(oldcxt);
-	}
-
-	if (!cache->has_key)
+	/* the backend's key cache is current: the writer holds a table lock */
+	desc = bg_keydesc_lookup(rel, NULL, &ref);
+	if (desc == NULL || !desc->hashable)
 	{
 		/* never fail a write; stop trusting the filter instead */
-		bg_trigger_untrust(cache);
+		bg_trigger_untrust(RelationGetRelid(rel));
 		return PointerGetDatum(NULL);
 	}
 
@@ -123,9 +105,9 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 		bool		same = true;
 
 		newslot = trigdata->tg_newslot;
-		for (i = 0; i < cache->desc.nkeys && same; i++)
+		for (i = 0; i < desc->nkeys && same; i++)
 		{
-			const BgKeyColumn *col = &cache->desc.cols[i];
+			const BgKeyColumn *col = &desc->cols[i];
 			bool		oldnull;
 			bool		newnull;
 			Datum		oldval = slot_getattr(oldslot, col->attnum, &oldnull);
@@ -141,25 +123,26 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	else
 		newslot = trigdata->tg_trigslot;
 
-	for (i = 0; i < cache->desc.nkeys; i++)
+	for (i = 0; i < desc->nkeys; i++)
 	{
 		bool		isnull;
 
-		values[i] = slot_getattr(newslot, cache->desc.cols[i].attnum, &isnull);
+		values[i] = slot_getattr(newslot, desc->cols[i].attnum, &isnull);
 		if (isnull)
 			return PointerGetDatum(NULL);	/* not a primary key value */
 	}
 
-	slot = bg_slot_lock(&cache->ref, cache->relid, LW_SHARED);
+	slot = bg_slot_lock(ref, RelationGetRelid(rel), LW_SHARED);
 	if (slot == NULL)
 		return PointerGetDatum(NULL);	/* no filter loaded: nothing to feed */
 
-	bg_key_colhashes(&cache->desc, values, colhashes);
+	bg_key_colhashes(desc, values, colhashes);
 	if (DsaPointerIsValid(slot->serving))
-		bg_add_to(slot->serving, colhashes, cache->desc.nkeys);
+		bg_add_to(slot->serving, colhashes, desc->nkeys);
 	if (DsaPointerIsValid(slot->building))
-		bg_add_to(slot->building, colhashes, cache->desc.nkeys);
+		bg_add_to(slot->building, colhashes, desc->nkeys);
 	LWLockRelease(&slot->lock);
 
 	return PointerGetDatum(NULL);
 }
+
