@@ -15,8 +15,9 @@
  * (ShareRowExclusiveLock or stronger), and the transaction's own lookups
  * skip the filter once it holds such a lock (lookup.c).  We mark it at
  * PRE_COMMIT, before the transaction's rows become visible, and at
- * PRE_PREPARE, since nothing of ours runs at COMMIT PREPARED.  A rolled-back
- * DISABLE TRIGGER or DROP TABLE changes nothing.  That covers ALTER TABLE
+ * PRE_PREPARE, since nothing of ours runs at COMMIT PREPARED (shmem.c keeps
+ * the pending list).  A rolled-back DISABLE TRIGGER or DROP TABLE changes
+ * nothing.  That covers ALTER TABLE
  * ... DISABLE TRIGGER name/USER/ALL, pg_restore --disable-triggers, and
  * DROP TRIGGER.  bloomguard_detach() is the exception: it drops the
  * trigger under an AccessExclusiveLock held to commit, at which point the
@@ -64,16 +65,6 @@ static object_access_hook_type prev_object_access_hook = NULL;
 
 /* set while attach's worker or detach does DDL on the guard's own trigger */
 bool		bg_own_trigger_ddl = false;
-
-/* backend-local: guards to mark untrusted when this transaction commits */
-typedef struct BgPendingUntrust
-{
-	Oid			relid;
-	int			nestlevel;
-	const char *why;
-} BgPendingUntrust;
-
-static List *bg_pending_untrust = NIL;
 
 /* Mark a guard untrusted: its filter may be missing keys. */
 void
@@ -146,18 +137,9 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		if (bg_own_trigger_ddl)
 			return;
 		if (bg_feed_trigger_table(objectId, &relid))
-		{
-			MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-			BgPendingUntrust *pu = palloc(sizeof(BgPendingUntrust));
-
-			pu->relid = relid;
-			pu->nestlevel = GetCurrentTransactionNestLevel();
-			pu->why = access == OAT_DROP ?
-				"its trigger was dropped" :
-				"its trigger was disabled or altered";
-			bg_pending_untrust = lappend(bg_pending_untrust, pu);
-			MemoryContextSwitchTo(oldcxt);
-		}
+			bg_untrust_at_commit(relid, access == OAT_DROP ?
+								 "its trigger was dropped" :
+								 "its trigger was disabled or altered");
 	}
 	else if (classId == RelationRelationId && access == OAT_DROP && subId == 0)
 	{
@@ -173,86 +155,11 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	}
 }
 
-/*
- * At PRE_COMMIT and PRE_PREPARE, mark the guards whose trigger this
- * transaction changed, unless their table is gone (then the slot is freed
- * at commit).  Forget them on abort, or when their subtransaction aborts.
- */
-static void
-bg_coverage_xact_callback(XactEvent event, void *arg)
-{
-	ListCell   *lc;
-
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-		case XACT_EVENT_PRE_PREPARE:
-			foreach(lc, bg_pending_untrust)
-			{
-				BgPendingUntrust *pu = (BgPendingUntrust *) lfirst(lc);
-
-				if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(pu->relid)))
-					bg_untrust(pu->relid, pu->why);
-			}
-			bg_pending_untrust = NIL;
-			break;
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PREPARE:
-			bg_pending_untrust = NIL;
-			break;
-		default:
-			break;
-	}
-}
-
-static void
-bg_coverage_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-							 SubTransactionId parentSubid, void *arg)
-{
-	int			level;
-	ListCell   *lc;
-
-	if (bg_pending_untrust == NIL)
-		return;
-	level = GetCurrentTransactionNestLevel();
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-	{
-		List	   *keep = NIL;
-		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-
-		foreach(lc, bg_pending_untrust)
-		{
-			BgPendingUntrust *pu = (BgPendingUntrust *) lfirst(lc);
-
-			if (pu->nestlevel < level)
-				keep = lappend(keep, pu);
-		}
-		MemoryContextSwitchTo(oldcxt);
-		bg_pending_untrust = keep;
-	}
-	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-	{
-		foreach(lc, bg_pending_untrust)
-		{
-			BgPendingUntrust *pu = (BgPendingUntrust *) lfirst(lc);
-
-			if (pu->nestlevel >= level)
-				pu->nestlevel = level - 1;
-		}
-	}
-}
-
 void
 bg_coverage_init(void)
 {
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = bg_object_access;
-	RegisterXactCallback(bg_coverage_xact_callback, NULL);
-	RegisterSubXactCallback(bg_coverage_subxact_callback, NULL);
 }
 
 /*

@@ -49,6 +49,7 @@
 #include "storage/shmem.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "bloomguard.h"
@@ -74,14 +75,30 @@ static dsa_area *bg_area = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* backend-local: guards whose slots are freed when this transaction commits */
-typedef struct BgPendingForget
+/*
+ * Backend-local: what to do to guards when this transaction commits.
+ * FORGET frees a guard's slot (detach, DROP TABLE; InvalidOid: every guard
+ * of the database, DROP EXTENSION) at COMMIT, once the transaction's locks
+ * are the only thing keeping writers out.  UNTRUST marks a guard untrusted
+ * (its trigger was changed, coverage.c) at PRE_COMMIT, before the
+ * transaction's rows become visible.  Entries of an aborted subtransaction
+ * are dropped.
+ */
+typedef enum BgPendingKind
 {
+	BG_PENDING_FORGET,
+	BG_PENDING_UNTRUST
+} BgPendingKind;
+
+typedef struct BgPending
+{
+	BgPendingKind kind;
 	Oid			relid;
 	int			nestlevel;
-} BgPendingForget;
+	const char *why;			/* UNTRUST: the reason, a constant string */
+} BgPending;
 
-static List *bg_pending_forget = NIL;
+static List *bg_pending = NIL;
 
 static Size
 bg_shmem_size(void)
@@ -178,41 +195,78 @@ bg_dsa_detach(int code, Datum arg)
 	bg_area = NULL;
 }
 
+/* Is there a pending entry of this kind? */
+static bool
+bg_pending_any(BgPendingKind kind)
+{
+	ListCell   *lc;
+
+	foreach(lc, bg_pending)
+	{
+		if (((BgPending *) lfirst(lc))->kind == kind)
+			return true;
+	}
+	return false;
+}
+
+/* Carry out the pending entries of one kind. */
+static void
+bg_pending_run(BgPendingKind kind)
+{
+	ListCell   *lc;
+
+	foreach(lc, bg_pending)
+	{
+		BgPending  *p = (BgPending *) lfirst(lc);
+
+		if (p->kind != kind)
+			continue;
+		if (kind == BG_PENDING_UNTRUST)
+		{
+			/* a dropped table's slot is forgotten at COMMIT instead */
+			if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(p->relid)))
+				bg_untrust(p->relid, p->why);
+		}
+		else if (OidIsValid(p->relid))
+			bg_slot_release(MyDatabaseId, p->relid);
+		else
+			bg_slot_release_database(MyDatabaseId);
+	}
+}
+
 /*
- * Transaction callbacks: free the slots of guards detached by this
- * transaction once it has committed (its locks are still held, so no
- * writer can slip in between), forget them on abort, and refuse PREPARE:
- * a prepared detach would leave a filter that no trigger feeds.
+ * Transaction callbacks.  PREPARE with a pending FORGET is refused: nothing
+ * of ours runs at COMMIT PREPARED, which would leave a filter that no
+ * trigger feeds.  A pending UNTRUST is carried out at PRE_PREPARE for the
+ * same reason.
  */
 static void
 bg_xact_callback(XactEvent event, void *arg)
 {
-	ListCell   *lc;
-
+	if (bg_pending == NIL)
+		return;
 	switch (event)
 	{
 		case XACT_EVENT_PRE_PREPARE:
-			if (bg_pending_forget != NIL)
+			if (bg_pending_any(BG_PENDING_FORGET))
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot PREPARE a transaction that has detached a bloomguard guard")));
+			bg_pending_run(BG_PENDING_UNTRUST);
+			break;
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			bg_pending_run(BG_PENDING_UNTRUST);
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
-			foreach(lc, bg_pending_forget)
-			{
-				BgPendingForget *pf = (BgPendingForget *) lfirst(lc);
-
-				if (OidIsValid(pf->relid))
-					bg_slot_release(MyDatabaseId, pf->relid);
-				else
-					bg_slot_release_database(MyDatabaseId);
-			}
-			bg_pending_forget = NIL;
+			bg_pending_run(BG_PENDING_FORGET);
+			bg_pending = NIL;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			bg_pending_forget = NIL;
+		case XACT_EVENT_PREPARE:
+			bg_pending = NIL;
 			break;
 		default:
 			break;
@@ -223,34 +277,35 @@ static void
 bg_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 					SubTransactionId parentSubid, void *arg)
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB && bg_pending_forget != NIL)
+	int			level;
+	ListCell   *lc;
+
+	if (bg_pending == NIL)
+		return;
+	level = GetCurrentTransactionNestLevel();
+	if (event == SUBXACT_EVENT_ABORT_SUB)
 	{
-		int			level = GetCurrentTransactionNestLevel();
 		List	   *keep = NIL;
-		ListCell   *lc;
 		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
 
-		foreach(lc, bg_pending_forget)
+		foreach(lc, bg_pending)
 		{
-			BgPendingForget *pf = (BgPendingForget *) lfirst(lc);
+			BgPending  *p = (BgPending *) lfirst(lc);
 
-			if (pf->nestlevel < level)
-				keep = lappend(keep, pf);
+			if (p->nestlevel < level)
+				keep = lappend(keep, p);
 		}
 		MemoryContextSwitchTo(oldcxt);
-		bg_pending_forget = keep;
+		bg_pending = keep;
 	}
-	else if (event == SUBXACT_EVENT_COMMIT_SUB && bg_pending_forget != NIL)
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
 	{
-		int			level = GetCurrentTransactionNestLevel();
-		ListCell   *lc;
-
-		foreach(lc, bg_pending_forget)
+		foreach(lc, bg_pending)
 		{
-			BgPendingForget *pf = (BgPendingForget *) lfirst(lc);
+			BgPending  *p = (BgPending *) lfirst(lc);
 
-			if (pf->nestlevel >= level)
-				pf->nestlevel = level - 1;
+			if (p->nestlevel >= level)
+				p->nestlevel = level - 1;
 		}
 	}
 }
@@ -444,6 +499,17 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
 	slot->last_error[0] = '\0';
+	bg_slot_reset_counters(slot);
+	LWLockRelease(&slot->lock);
+	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
+	LWLockRelease(bg_shared->lock);
+	return index;
+}
+
+/* Zero a slot's traffic counters (not n_added: that is filter state). */
+void
+bg_slot_reset_counters(BgSlot *slot)
+{
 	pg_atomic_write_u64(&slot->shortcuts, 0);
 	pg_atomic_write_u64(&slot->source_lookups, 0);
 	pg_atomic_write_u64(&slot->source_hits, 0);
@@ -451,10 +517,6 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	pg_atomic_write_u64(&slot->probes, 0);
 	pg_atomic_write_u64(&slot->probe_hits, 0);
 	slot->stats_reset = GetCurrentTimestamp();
-	LWLockRelease(&slot->lock);
-	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
-	LWLockRelease(bg_shared->lock);
-	return index;
 }
 
 /* Free a table's slot and its filters, if it has one. */
@@ -571,6 +633,20 @@ bg_memory_in_use(void)
 	return result;
 }
 
+static void
+bg_pending_add(BgPendingKind kind, Oid relid, const char *why)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+	BgPending  *p = palloc(sizeof(BgPending));
+
+	p->kind = kind;
+	p->relid = relid;
+	p->nestlevel = GetCurrentTransactionNestLevel();
+	p->why = why;
+	bg_pending = lappend(bg_pending, p);
+	MemoryContextSwitchTo(oldcxt);
+}
+
 /*
  * Free this table's slot when the current transaction commits (InvalidOid:
  * every guard of this database).
@@ -578,11 +654,12 @@ bg_memory_in_use(void)
 void
 bg_forget_at_commit(Oid relid)
 {
-	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-	BgPendingForget *pf = palloc(sizeof(BgPendingForget));
+	bg_pending_add(BG_PENDING_FORGET, relid, NULL);
+}
 
-	pf->relid = relid;
-	pf->nestlevel = GetCurrentTransactionNestLevel();
-	bg_pending_forget = lappend(bg_pending_forget, pf);
-	MemoryContextSwitchTo(oldcxt);
+/* Mark this table's guard untrusted when the current transaction commits. */
+void
+bg_untrust_at_commit(Oid relid, const char *why)
+{
+	bg_pending_add(BG_PENDING_UNTRUST, relid, why);
 }

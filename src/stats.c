@@ -291,19 +291,6 @@ bloomguard_probe(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8((double) hits / (double) n);
 }
 
-/* Zero one slot's traffic counters (not n_added: that is filter state). */
-static void
-bg_reset_slot(BgSlot *slot)
-{
-	pg_atomic_write_u64(&slot->shortcuts, 0);
-	pg_atomic_write_u64(&slot->source_lookups, 0);
-	pg_atomic_write_u64(&slot->source_hits, 0);
-	pg_atomic_write_u64(&slot->fallbacks, 0);
-	pg_atomic_write_u64(&slot->probes, 0);
-	pg_atomic_write_u64(&slot->probe_hits, 0);
-	slot->stats_reset = GetCurrentTimestamp();
-}
-
 /*
  * bloomguard_reset_stats(rel regclass DEFAULT NULL)
  *
@@ -328,7 +315,7 @@ bloomguard_reset_stats(PG_FUNCTION_ARGS)
 		slot = bg_slot_lock(&ref, relid, LW_EXCLUSIVE);
 		if (slot)
 		{
-			bg_reset_slot(slot);
+			bg_slot_reset_counters(slot);
 			LWLockRelease(&slot->lock);
 		}
 		relation_close(rel, NoLock);
@@ -355,7 +342,7 @@ bloomguard_reset_stats(PG_FUNCTION_ARGS)
 		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 		if (slot->state != BG_STATE_FREE && slot->dbid == MyDatabaseId &&
 			slot->relid == relid)
-			bg_reset_slot(slot);
+			bg_slot_reset_counters(slot);
 		LWLockRelease(&slot->lock);
 	}
 	PG_RETURN_VOID();
