@@ -35,24 +35,6 @@
 PG_FUNCTION_INFO_V1(bloomguard_trigger);
 
 
-/* Mark a guard untrusted: its feed can no longer compute keys. */
-static void
-bg_trigger_untrust(Oid relid)
-{
-	BgSlotRef	ref;
-	BgSlot	   *slot;
-
-	ref.index = -1;
-	ref.epoch = 0;
-	slot = bg_slot_lock(&ref, relid, LW_EXCLUSIVE);
-	if (slot)
-	{
-		if (slot->state == BG_STATE_READY)
-			slot->state = BG_STATE_UNTRUSTED;
-		LWLockRelease(&slot->lock);
-	}
-}
-
 /* Add one key (given as per-column hashes) to a filter generation. */
 static inline void
 bg_add_to(dsa_pointer dp, const uint64 *colhashes, int nkeys)
@@ -95,7 +77,7 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	if (desc == NULL || !desc->hashable)
 	{
 		/* never fail a write; stop trusting the filter instead */
-		bg_trigger_untrust(RelationGetRelid(rel));
+		bg_untrust(RelationGetRelid(rel), "its primary key is gone or cannot be hashed");
 		return PointerGetDatum(NULL);
 	}
 
