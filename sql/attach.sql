@@ -86,6 +86,20 @@ SELECT bloomguard_detach('t_small');
 PREPARE TRANSACTION 'bg_detach';
 SELECT state FROM bloomguard_health WHERE relation = 't_small'::regclass;
 
+-- lookups answered by SQL (here a float8 argument for an integer key) keep
+-- no plan per execution: 2000 separate executions do not grow the cache
+SELECT sum(total_bytes) AS cache_before FROM pg_backend_memory_contexts
+ WHERE name = 'CacheMemoryContext' \gset
+DO $$
+DECLARE r boolean;
+BEGIN
+  FOR i IN 1..2000 LOOP
+    EXECUTE 'SELECT guarded_exists(''t_small'', 5::float8)' INTO r;
+  END LOOP;
+END $$;
+SELECT sum(total_bytes) - :cache_before < 1000000 AS no_plan_leak
+  FROM pg_backend_memory_contexts WHERE name = 'CacheMemoryContext';
+
 DROP TABLE t_rate;
 SELECT bloomguard_detach('t_small');
 SELECT bloomguard_detach('t_attach');

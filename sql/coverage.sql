@@ -93,6 +93,21 @@ SELECT bloomguard_check('cov', 3001) <> 'absent' AS not_absent, guarded_exists('
 ALTER TRIGGER something_else ON cov RENAME TO bloomguard;
 SELECT bloomguard_rebuild('cov');
 
+-- CREATE OR REPLACE TRIGGER with a WHEN clause (or another function, or
+-- UPDATE OF) is not the feed: untrusted, and a rebuild refuses it
+CREATE OR REPLACE TRIGGER bloomguard AFTER INSERT OR UPDATE OF id ON cov
+  FOR EACH ROW WHEN (new.id < 0) EXECUTE FUNCTION bloomguard_trigger();
+SELECT state, last_error FROM bloomguard_health WHERE relation = 'cov'::regclass;
+ALTER TABLE cov ENABLE ALWAYS TRIGGER bloomguard;
+INSERT INTO cov VALUES (3501);
+SELECT bloomguard_check('cov', 3501), guarded_exists('cov', 3501);
+SELECT bloomguard_rebuild('cov');  -- refused: not the trigger attach made
+CREATE OR REPLACE TRIGGER bloomguard AFTER INSERT OR UPDATE ON cov
+  FOR EACH ROW EXECUTE FUNCTION bloomguard_trigger();
+ALTER TABLE cov ENABLE ALWAYS TRIGGER bloomguard;
+SELECT bloomguard_rebuild('cov');
+SELECT state, bloomguard_check('cov', 3501) FROM bloomguard_health WHERE relation = 'cov'::regclass;
+
 -- DROP TRIGGER
 DROP TRIGGER bloomguard ON cov;
 SELECT state FROM bloomguard_health WHERE relation = 'cov'::regclass;
@@ -161,6 +176,19 @@ CREATE TABLE s.t (id int PRIMARY KEY);
 SELECT bloomguard_attach('s.t');
 DROP SCHEMA s CASCADE;
 SELECT count(*) FROM bloomguard_guards;
+
+-- DROP DATABASE frees the filters of its guards (memory_in_use is cluster-wide)
+SELECT memory_in_use AS mem_before, current_database() AS origdb
+  FROM bloomguard_guard_stats() LIMIT 1 \gset
+CREATE DATABASE bg_dropme;
+\c bg_dropme
+CREATE EXTENSION bloomguard;
+CREATE TABLE big_elsewhere (id int PRIMARY KEY);
+SELECT bloomguard_attach('big_elsewhere', 1000000);
+\c :origdb
+SELECT memory_in_use > :mem_before AS grew FROM bloomguard_guard_stats() LIMIT 1;
+DROP DATABASE bg_dropme;
+SELECT memory_in_use = :mem_before AS freed FROM bloomguard_guard_stats() LIMIT 1;
 
 -- DROP EXTENSION needs CASCADE (the triggers depend on it) and frees every filter
 DROP EXTENSION bloomguard;

@@ -11,7 +11,8 @@
  *
  *	caller:  validate; wait for the table's current writers without
  *	         blocking new ones (WaitForLockers); claim the guard's slot
- *	         (state "building")
+ *	         (state "building"); release its own lock on the table, since
+ *	         its wait for the worker is invisible to the deadlock detector
  *	worker:  wait again for writers that started meanwhile; CREATE
  *	         TRIGGER; ALTER TABLE ... ENABLE
  *	         ALWAYS TRIGGER; register the guard; COMMIT
@@ -35,6 +36,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -57,6 +59,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "bloomguard.h"
 
@@ -161,6 +164,22 @@ bg_trigger_in_place(Relation rel, bool *exists)
 	return bg_feed_in_place(rel);
 }
 
+/* The owner of a relation, from the syscache. */
+static Oid
+bg_rel_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
 static const char *
 bg_qualified_name(Relation rel)
 {
@@ -237,8 +256,8 @@ bloomguard_feed_worker_main(Datum main_arg)
 							   SECURITY_RESTRICTED_OPERATION);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		/* our own setup is not a coverage break (this process exits after) */
-		bg_own_trigger_ddl = true;
+		/* our own setup is not a coverage break */
+		bg_own_trigger_relid = req->relid;
 		if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE ON %s"
 								 " FOR EACH ROW EXECUTE FUNCTION %s.bloomguard_trigger()",
 								 BLOOMGUARD_TRIGGER_NAME, qname,
@@ -250,6 +269,7 @@ bloomguard_feed_worker_main(Datum main_arg)
 						false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not enable the bloomguard trigger");
 		SPI_finish();
+		bg_own_trigger_relid = InvalidOid;
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 
 		bg_registry_insert(req->relid, req->capacity, req->error_rate);
@@ -284,7 +304,7 @@ bloomguard_feed_worker_main(Datum main_arg)
  * worker's transaction is known to have committed, even if we then fail.
  */
 static void
-bg_install_feed(Relation rel, int64 capacity, double error_rate,
+bg_install_feed(Oid relid, int64 capacity, double error_rate,
 				volatile bool *committed)
 {
 	dsm_segment *seg;
@@ -297,8 +317,8 @@ bg_install_feed(Relation rel, int64 capacity, double error_rate,
 	req = (BgFeedRequest *) dsm_segment_address(seg);
 	memset(req, 0, sizeof(BgFeedRequest));
 	req->dbid = MyDatabaseId;
-	req->relid = RelationGetRelid(rel);
-	req->owner = rel->rd_rel->relowner;
+	req->relid = relid;
+	req->owner = bg_rel_owner(relid);
 	req->capacity = capacity;
 	req->error_rate = error_rate;
 	req->status = BG_FEED_PENDING;
@@ -309,8 +329,8 @@ bg_install_feed(Relation rel, int64 capacity, double error_rate,
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	strlcpy(worker.bgw_library_name, "bloomguard", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "bloomguard_feed_worker_main", BGW_MAXLEN);
-	snprintf(worker.bgw_name, BGW_MAXLEN, "bloomguard attach of %s",
-			 RelationGetRelationName(rel));
+	snprintf(worker.bgw_name, BGW_MAXLEN, "bloomguard attach of relation %u",
+			 relid);
 	strlcpy(worker.bgw_type, "bloomguard attach", BGW_MAXLEN);
 	worker.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
 	worker.bgw_notify_pid = MyProcPid;
@@ -454,7 +474,16 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	PG_TRY();
 	{
 		bg_build_begin(rel, &desc, slotindex, (uint64) capacity, error_rate, &bs);
-		bg_install_feed(rel, capacity, error_rate, &committed);
+
+		/*
+		 * Let go of our lock on the table while the worker runs: we wait for
+		 * it on a latch, which the deadlock detector cannot see, so a
+		 * writer waiting for our lock while the worker waits for that
+		 * writer would hang all three.
+		 */
+		relation_close(rel, AccessShareLock);
+		rel = NULL;
+		bg_install_feed(relid, capacity, error_rate, &committed);
 	}
 	PG_CATCH();
 	{
@@ -472,7 +501,9 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	PG_TRY();
 	{
 		/* serialize with rebuilds, and see the committed trigger */
-		LockRelationOid(relid, ShareUpdateExclusiveLock);
+		rel = relation_open(relid, ShareUpdateExclusiveLock);
+		bg_check_guardable(rel);
+		bg_keydesc_build(rel, &desc, false, true);	/* it may have changed */
 		if (!bg_trigger_in_place(rel, &exists))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -517,7 +548,7 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		/* not a coverage break: the filter goes away with the trigger */
-		bg_own_trigger_ddl = true;
+		bg_own_trigger_relid = relid;
 		PG_TRY();
 		{
 			if (SPI_execute(psprintf("DROP TRIGGER %s ON %s", BLOOMGUARD_TRIGGER_NAME,
@@ -527,7 +558,7 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		}
 		PG_FINALLY();
 		{
-			bg_own_trigger_ddl = false;
+			bg_own_trigger_relid = InvalidOid;
 		}
 		PG_END_TRY();
 		SPI_finish();
@@ -586,7 +617,7 @@ bg_rebuild_guard(Relation rel, int64 capacity, double error_rate, bool nowait)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the bloomguard trigger of table \"%s\" is %s",
 						RelationGetRelationName(rel),
-						exists ? "not enabled ALWAYS" : "missing"),
+						exists ? "not the one bloomguard_attach() creates, enabled ALWAYS" : "missing"),
 				 errdetail("Without it the filter cannot see new keys."),
 				 errhint("Run ALTER TABLE ... ENABLE ALWAYS TRIGGER bloomguard, or bloomguard_detach() and then bloomguard_attach().")));
 	bg_keydesc_build(rel, &desc, false, true);

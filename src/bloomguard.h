@@ -168,11 +168,13 @@ extern bool bg_memory_fits(Size bytes);
 extern Size bg_memory_in_use(void);
 extern int	bg_slot_count(void);
 extern void bg_forget_at_commit(Oid relid);
+extern void bg_forget_database_at_commit(Oid dbid);
 extern void bg_untrust_at_commit(Oid relid, const char *why);
 extern void bg_slot_reset_counters(BgSlot *slot);
 
 /* coverage.c */
-extern bool bg_own_trigger_ddl;
+extern Oid	bg_own_trigger_relid;
+extern bool bg_is_feed_function(Oid funcoid);
 extern void bg_coverage_init(void);
 extern void bg_untrust(Oid relid, const char *why);
 

@@ -21,8 +21,9 @@
  * Why no key can be missed.  Take any row version R that some snapshot can
  * see once the new generation serves.  R was heap-inserted at some time
  * t_ins, and its trigger fired at t_trig > t_ins (AFTER ROW triggers fire
- * at the end of the inserting statement, before it can commit).  If t_trig
- * is after step 1, the trigger saw the building generation and added R.
+ * at the end of the inserting statement, before it can commit; an UPDATE
+ * fires the trigger for its new version too).  If t_trig is after step 1,
+ * the trigger saw the building generation and added R.
  * Otherwise t_ins < step 1 < step 2's start, so R is on its page when the
  * scan reads it, and R is not dead to everyone (some snapshot sees it), so
  * the scan adds it.  The slot lock, buffer locks and the barrier in
@@ -32,11 +33,16 @@
  * waiting: a writer that straddles step 1 (its row is in the heap, even if
  * uncommitted or prepared, so the scan takes it: no WaitForLockers), and
  * a REPEATABLE READ transaction that can still see a row deleted before
- * the scan (RECENTLY_DEAD rows are added: no WaitForOlderSnapshots).  We
- * take no MVCC snapshot at all, so nothing here holds back the xmin
- * horizon, and VACUUM can only remove tuples that no snapshot can see,
- * which the filter does not need.  The extra keys (uncommitted, aborted
- * in progress, recently deleted) cost only false positives.
+ * the scan (RECENTLY_DEAD rows are added: no WaitForOlderSnapshots).  The
+ * scan needs no snapshot of its own.  Pruning during the scan removes only
+ * versions no snapshot can see; a version it removes before the scan gets
+ * there was either dead to everyone or has a successor created after step
+ * 1, and the trigger adds every version created after step 1 to the
+ * generation being built, even when an UPDATE kept its key.  (With
+ * old_snapshot_threshold, VACUUM may remove versions old snapshots can
+ * still see; lookups do not trust filters while it is set.)  The extra
+ * keys (uncommitted, aborted in progress, recently deleted) cost only
+ * false positives.
  *
  * Builds of one table are serialized by the callers' ShareUpdateExclusive
  * lock on it, which also keeps the trigger from being disabled or dropped

@@ -45,6 +45,9 @@
 #include "catalog/indexing.h"
 #include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_proc.h"
+#include "catalog/dependency.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_trigger.h"
 #include "commands/event_trigger.h"
@@ -53,6 +56,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
@@ -63,8 +67,8 @@ PG_FUNCTION_INFO_V1(bloomguard_sql_drop);
 
 static object_access_hook_type prev_object_access_hook = NULL;
 
-/* set while attach's worker or detach does DDL on the guard's own trigger */
-bool		bg_own_trigger_ddl = false;
+/* the table whose trigger attach's worker or detach is changing itself */
+Oid			bg_own_trigger_relid = InvalidOid;
 
 /* Mark a guard untrusted: its filter may be missing keys. */
 void
@@ -90,6 +94,44 @@ bg_untrust(Oid relid, const char *why)
 							 relid, why)));
 }
 
+/*
+ * The OID of this extension's bloomguard_trigger(), once seen.  Forgotten
+ * on any pg_proc invalidation (DROP/CREATE EXTENSION makes a new one).
+ */
+static Oid	bg_feed_funcoid = InvalidOid;
+static bool bg_feed_callback_registered = false;
+
+static void
+bg_feed_funcoid_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	bg_feed_funcoid = InvalidOid;
+}
+
+/* Is funcoid this extension's feed trigger function?  Cheap when it is. */
+bool
+bg_is_feed_function(Oid funcoid)
+{
+	char	   *proname;
+	Oid			extoid;
+
+	if (OidIsValid(funcoid) && funcoid == bg_feed_funcoid)
+		return true;
+	proname = get_func_name(funcoid);
+	if (proname == NULL || strcmp(proname, "bloomguard_trigger") != 0)
+		return false;
+	extoid = get_extension_oid("bloomguard", true);
+	if (!OidIsValid(extoid) ||
+		getExtensionOfObject(ProcedureRelationId, funcoid) != extoid)
+		return false;
+	if (!bg_feed_callback_registered)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, bg_feed_funcoid_invalidate, (Datum) 0);
+		bg_feed_callback_registered = true;
+	}
+	bg_feed_funcoid = funcoid;
+	return true;
+}
+
 /* Fetch a trigger's table and whether it is a bloomguard feed trigger. */
 static bool
 bg_feed_trigger_table(Oid trigoid, Oid *relid)
@@ -112,7 +154,8 @@ bg_feed_trigger_table(Oid trigoid, Oid *relid)
 
 		*relid = trig->tgrelid;
 		result = strcmp(NameStr(trig->tgname), BLOOMGUARD_TRIGGER_NAME) == 0 ||
-			(proname != NULL && strcmp(proname, "bloomguard_trigger") == 0);
+			bg_is_feed_function(trig->tgfoid);
+		(void) proname;
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -130,15 +173,17 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		return;
 
 	if (classId == TriggerRelationId &&
-		(access == OAT_POST_ALTER || access == OAT_DROP))
+		(access == OAT_POST_ALTER || access == OAT_DROP ||
+		 access == OAT_POST_CREATE))
 	{
 		Oid			relid;
 
-		if (bg_own_trigger_ddl)
-			return;
-		if (bg_feed_trigger_table(objectId, &relid))
+		if (bg_feed_trigger_table(objectId, &relid) &&
+			relid != bg_own_trigger_relid)
 			bg_untrust_at_commit(relid, access == OAT_DROP ?
 								 "its trigger was dropped" :
+								 access == OAT_POST_CREATE ?
+								 "its trigger was replaced" :
 								 "its trigger was disabled or altered");
 	}
 	else if (classId == RelationRelationId && access == OAT_DROP && subId == 0)
@@ -148,6 +193,8 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		if (bg_slot_find(objectId, &ref))
 			bg_forget_at_commit(objectId);
 	}
+	else if (classId == DatabaseRelationId && access == OAT_DROP)
+		bg_forget_database_at_commit(objectId);
 	else if (classId == ExtensionRelationId && access == OAT_DROP)
 	{
 		if (objectId == get_extension_oid("bloomguard", true))

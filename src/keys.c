@@ -406,10 +406,15 @@ bg_keydesc_lookup(Relation rel, const BgKeyIdentity **identity, BgSlotRef **ref)
 	}
 	if (ref)
 		*ref = &entry->ref;
-	if (!entry->valid)
+	while (!entry->valid)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(CacheMemoryContext);
 
+		/*
+		 * Mark it valid first: an invalidation that arrives while we build
+		 * (index_open accepts them) clears the flag again, and we rebuild.
+		 */
+		entry->valid = true;
 		PG_TRY();
 		{
 			entry->has_key = bg_keydesc_build(rel, &entry->desc, true, false);
@@ -424,7 +429,6 @@ bg_keydesc_lookup(Relation rel, const BgKeyIdentity **identity, BgSlotRef **ref)
 		MemoryContextSwitchTo(oldcxt);
 		if (entry->has_key)
 			bg_keydesc_identity(&entry->desc, &entry->identity);
-		entry->valid = true;
 	}
 	if (!entry->has_key)
 		return NULL;

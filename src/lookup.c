@@ -103,8 +103,6 @@ typedef struct BgCallCache
 	const BgKeyIdentity *identity;	/* of desc, compared with the filter's */
 	Oid			indexoid;		/* desc's, when this cache was built */
 	BgSlotRef  *ref;			/* the backend's, for this table */
-	SPIPlanPtr	plan;			/* the EXISTS query, prepared on first use */
-	bool		plan_typed;		/* plan takes arguments as given (not converted) */
 } BgCallCache;
 
 static bool
@@ -278,11 +276,7 @@ bg_call_cache(FunctionCallInfo fcinfo, Relation rel, int nkeyargs,
 	if (cache == NULL)
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(BgCallCache));
 	else
-	{
-		if (cache->plan)
-			SPI_freeplan(cache->plan);
 		memset(cache, 0, sizeof(BgCallCache));
-	}
 	fcinfo->flinfo->fn_extra = cache;
 
 	if (nkeyargs != desc->nkeys)
@@ -494,69 +488,56 @@ bg_index_probe(Relation rel, const BgKeyDesc *desc, const Datum *values)
 static bool
 bg_sql_lookup(BgCallCache *cache, Relation rel, const Datum *params, bool typed)
 {
+	StringInfoData q;
+	Oid			types[INDEX_MAX_KEYS];
 	Datum		result;
 	bool		isnull;
 	int			ret;
 	int			i;
 
+	initStringInfo(&q);
+	appendStringInfo(&q, "SELECT EXISTS (SELECT 1 FROM %s WHERE ",
+					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+												RelationGetRelationName(rel)));
+	for (i = 0; i < cache->nargs; i++)
+	{
+		const BgKeyColumn *col = &cache->desc->cols[i];
+		char	   *colname = get_attname(cache->relid, col->attnum, false);
+
+		if (i > 0)
+			appendStringInfoString(&q, " AND ");
+		if (typed)
+		{
+			appendStringInfo(&q, "%s = $%d", quote_identifier(colname), i + 1);
+			/* an unknown literal is passed read with the key's input function */
+			types[i] = cache->conv[i] == BG_ARG_INPUT ?
+				col->basetype : cache->argtypes[i];
+		}
+		else
+		{
+			appendStringInfo(&q, "%s OPERATOR(%s.=) $%d",
+							 quote_identifier(colname),
+							 quote_identifier(get_namespace_name(bg_operator_namespace(col->eqop))),
+							 i + 1);
+			types[i] = col->basetype;
+		}
+	}
+	appendStringInfoChar(&q, ')');
+
+	/*
+	 * Not a saved plan: fn_extra (and so anything keyed to it) is new at
+	 * every execution of a prepared statement, and a kept plan would leak.
+	 * read_only: run under the caller's current snapshot.
+	 */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-
-	if (cache->plan == NULL || cache->plan_typed != typed)
-	{
-		StringInfoData q;
-		Oid			types[INDEX_MAX_KEYS];
-		SPIPlanPtr	plan;
-
-		if (cache->plan)
-		{
-			SPI_freeplan(cache->plan);
-			cache->plan = NULL;
-		}
-		initStringInfo(&q);
-		appendStringInfo(&q, "SELECT EXISTS (SELECT 1 FROM %s WHERE ",
-						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-													RelationGetRelationName(rel)));
-		for (i = 0; i < cache->nargs; i++)
-		{
-			const BgKeyColumn *col = &cache->desc->cols[i];
-			char	   *colname = get_attname(cache->relid, col->attnum, false);
-
-			if (i > 0)
-				appendStringInfoString(&q, " AND ");
-			if (typed)
-			{
-				appendStringInfo(&q, "%s = $%d", quote_identifier(colname), i + 1);
-				/* an unknown literal is passed read with the key's input function */
-				types[i] = cache->conv[i] == BG_ARG_INPUT ?
-					col->basetype : cache->argtypes[i];
-			}
-			else
-			{
-				appendStringInfo(&q, "%s OPERATOR(%s.=) $%d",
-								 quote_identifier(colname),
-								 quote_identifier(get_namespace_name(bg_operator_namespace(col->eqop))),
-								 i + 1);
-				types[i] = col->basetype;
-			}
-		}
-		appendStringInfoChar(&q, ')');
-		plan = SPI_prepare(q.data, cache->nargs, types);
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed for \"%s\": %s", q.data,
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan failed");
-		cache->plan = plan;
-		cache->plan_typed = typed;
-	}
-
-	/* read_only: run under the caller's current snapshot */
-	ret = SPI_execute_plan(cache->plan, (Datum *) params, NULL, true, 1);
+	ret = SPI_execute_with_args(q.data, cache->nargs, types, (Datum *) params,
+								NULL, true, 1);
 	if (ret != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "bloomguard lookup query failed: %s", SPI_result_code_string(ret));
 	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	SPI_finish();
+	pfree(q.data);
 	return DatumGetBool(result);
 }
 
@@ -596,9 +577,12 @@ bg_source_lookup(BgCallCache *cache, Relation rel, BgKeyResult kr,
 }
 
 /*
- * Is the feed trigger there and firing ALWAYS?  A cheap scan of the
- * relcache's trigger list.  (coverage.c marks the guard untrusted when the
- * trigger changes; this catches the state in between.)
+ * Is the feed trigger there, exactly as attach made it, and firing ALWAYS?
+ * A cheap scan of the relcache's trigger list.  Anything else named
+ * "bloomguard" (another function, a WHEN clause, UPDATE OF columns, a
+ * deferred constraint trigger, other events) might not see every key.
+ * (coverage.c marks the guard untrusted when the trigger changes; this
+ * catches the state in between, and replacements it cannot see.)
  */
 bool
 bg_feed_in_place(Relation rel)
@@ -614,10 +598,13 @@ bg_feed_in_place(Relation rel)
 
 		if (strcmp(trig->tgname, BLOOMGUARD_TRIGGER_NAME) == 0)
 			return trig->tgenabled == TRIGGER_FIRES_ALWAYS &&
-				TRIGGER_FOR_ROW(trig->tgtype) &&
-				TRIGGER_FOR_AFTER(trig->tgtype) &&
-				TRIGGER_FOR_INSERT(trig->tgtype) &&
-				TRIGGER_FOR_UPDATE(trig->tgtype);
+				trig->tgtype == (TRIGGER_TYPE_ROW | TRIGGER_TYPE_INSERT |
+								 TRIGGER_TYPE_UPDATE) &&	/* AFTER: no bit */
+				trig->tgnattr == 0 &&
+				trig->tgqual == NULL &&
+				!OidIsValid(trig->tgconstraint) &&
+				!trig->tgdeferrable &&
+				bg_is_feed_function(trig->tgfoid);
 	}
 	return false;
 }
@@ -639,6 +626,16 @@ bg_filter_usable(Relation rel)
 		return false;
 	if (!bg_feed_in_place(rel))
 		return false;
+#if PG_VERSION_NUM < 170000
+	/*
+	 * With old_snapshot_threshold, VACUUM may remove row versions that old
+	 * snapshots can still see ("snapshot too old"); the build's argument
+	 * (build.c) needs every visible version to be in the heap or to have
+	 * passed through the trigger.
+	 */
+	if (old_snapshot_threshold >= 0)
+		return false;
+#endif
 	return true;
 }
 
@@ -656,6 +653,15 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 	BgSlot	   *slot;
 	int			answer = -1;
 	bool		key_changed = false;
+	uint64		colhashes[INDEX_MAX_KEYS];
+	bool		hashed = false;
+
+	/* hash before taking the slot lock (hash functions may detoast) */
+	if (values != NULL && cache->desc->hashable)
+	{
+		bg_key_colhashes(cache->desc, values, colhashes);
+		hashed = true;
+	}
 
 	*slotp = NULL;
 	slot = bg_slot_lock(cache->ref, cache->relid, LW_SHARED);
@@ -663,8 +669,7 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 		return -1;
 	*slotp = slot;
 	if (slot->state == BG_STATE_READY && DsaPointerIsValid(slot->serving) &&
-		cache->desc->hashable &&
-		(values != NULL || nomatch) && bg_filter_usable(rel))
+		(hashed || (nomatch && cache->desc->hashable)) && bg_filter_usable(rel))
 	{
 		if (!bg_identity_equal(cache->identity, &slot->key))
 			key_changed = true;
@@ -673,9 +678,7 @@ bg_filter_says(BgCallCache *cache, Relation rel, const Datum *values,
 		else
 		{
 			BloomFilter *filter = dsa_get_address(bg_dsa(), slot->serving);
-			uint64		colhashes[INDEX_MAX_KEYS];
 
-			bg_key_colhashes(cache->desc, values, colhashes);
 			answer = bloom_maybe(filter,
 								 bloom_hash_key(filter->seed, colhashes,
 												cache->desc->nkeys)) ? 1 : 0;
@@ -796,6 +799,13 @@ bloomguard_check(PG_FUNCTION_ARGS)
 
 	says = bg_filter_says(cache, rel, kr == BG_KEY_OK ? values : NULL,
 						  kr == BG_KEY_NO_MATCH, &slot);
+
+	/*
+	 * Under row-level security the filter's answer would tell a role about
+	 * rows its policies hide from it; say nothing.
+	 */
+	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED)
+		says = -1;
 	if (says == 1)
 		answer = "maybe";
 	else if (says == 0)

@@ -87,6 +87,7 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 typedef enum BgPendingKind
 {
 	BG_PENDING_FORGET,
+	BG_PENDING_FORGET_DATABASE,	/* relid holds a database OID */
 	BG_PENDING_UNTRUST
 } BgPendingKind;
 
@@ -221,7 +222,9 @@ bg_pending_run(BgPendingKind kind)
 
 		if (p->kind != kind)
 			continue;
-		if (kind == BG_PENDING_UNTRUST)
+		if (kind == BG_PENDING_FORGET_DATABASE)
+			bg_slot_release_database(p->relid);
+		else if (kind == BG_PENDING_UNTRUST)
 		{
 			/* a dropped table's slot is forgotten at COMMIT instead */
 			if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(p->relid)))
@@ -261,6 +264,7 @@ bg_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 			bg_pending_run(BG_PENDING_FORGET);
+			bg_pending_run(BG_PENDING_FORGET_DATABASE);
 			bg_pending = NIL;
 			break;
 		case XACT_EVENT_ABORT:
@@ -410,9 +414,7 @@ bg_slot_find(Oid relid, BgSlotRef *ref)
 BgSlot *
 bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
 {
-	int			attempt;
-
-	for (attempt = 0; attempt < 2; attempt++)
+	for (;;)
 	{
 		if (ref->index >= 0)
 		{
@@ -437,10 +439,10 @@ bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
 			if (ref->epoch == pg_atomic_read_u64(&bg_shared->epoch))
 				return NULL;
 		}
+		/* look again; if the slot we find changes before we lock it, loop */
 		if (!bg_slot_find(relid, ref))
 			return NULL;
 	}
-	return NULL;
 }
 
 /*
@@ -654,7 +656,16 @@ bg_pending_add(BgPendingKind kind, Oid relid, const char *why)
 void
 bg_forget_at_commit(Oid relid)
 {
+	(void) bg_dsa();			/* no DSA attach (or error) inside COMMIT */
 	bg_pending_add(BG_PENDING_FORGET, relid, NULL);
+}
+
+/* Free every guard of a dropped database when the transaction commits. */
+void
+bg_forget_database_at_commit(Oid dbid)
+{
+	(void) bg_dsa();
+	bg_pending_add(BG_PENDING_FORGET_DATABASE, dbid, NULL);
 }
 
 /* Mark this table's guard untrusted when the current transaction commits. */

@@ -11,8 +11,9 @@
  * session_replication_role = replica are fed too.  It fires for every
  * write path that can create a key: INSERT (multi-row, COPY, ON CONFLICT
  * DO NOTHING's inserts and DO UPDATE's updates, MERGE) and UPDATE.  An
- * UPDATE adds the new key only if it differs from the old one; "UPDATE OF
- * pk" would miss keys changed by a BEFORE trigger, so we compare.
+ * UPDATE adds the new key to the serving generation only if it differs from
+ * the old one ("UPDATE OF pk" would miss keys changed by a BEFORE trigger,
+ * so we compare), and to a generation being built always.
  *
  * The key is added to every live generation: the serving one and, during
  * a rebuild, the one being built (see build.c).  Adding a key whose
@@ -55,6 +56,7 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	Datum		values[INDEX_MAX_KEYS];
 	uint64		colhashes[INDEX_MAX_KEYS];
 	BgSlot	   *slot;
+	bool		same = false;
 	int			i;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
@@ -84,9 +86,9 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 	{
 		TupleTableSlot *oldslot = trigdata->tg_trigslot;
-		bool		same = true;
 
 		newslot = trigdata->tg_newslot;
+		same = true;
 		for (i = 0; i < desc->nkeys && same; i++)
 		{
 			const BgKeyColumn *col = &desc->cols[i];
@@ -99,8 +101,6 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 			same = (oldnull == newnull) &&
 				(newnull || datumIsEqual(oldval, newval, col->typbyval, col->typlen));
 		}
-		if (same)
-			return PointerGetDatum(NULL);
 	}
 	else
 		newslot = trigdata->tg_trigslot;
@@ -114,12 +114,24 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 			return PointerGetDatum(NULL);	/* not a primary key value */
 	}
 
+	/*
+	 * Hash before taking the slot lock: hashing may detoast or run a type's
+	 * hash function, neither of which belongs under an LWLock.
+	 */
+	bg_key_colhashes(desc, values, colhashes);
+
 	slot = bg_slot_lock(ref, RelationGetRelid(rel), LW_SHARED);
 	if (slot == NULL)
 		return PointerGetDatum(NULL);	/* no filter loaded: nothing to feed */
 
-	bg_key_colhashes(desc, values, colhashes);
-	if (DsaPointerIsValid(slot->serving))
+	/*
+	 * The serving generation has the key already if the UPDATE kept it.  A
+	 * generation being built gets it anyway: the new row version may sit on
+	 * a page the scan has passed, and the old one may be pruned before the
+	 * scan reaches it (build.c's argument counts on every version created
+	 * after the build began passing through here).
+	 */
+	if (!same && DsaPointerIsValid(slot->serving))
 		bg_add_to(slot->serving, colhashes, desc->nkeys);
 	if (DsaPointerIsValid(slot->building))
 		bg_add_to(slot->building, colhashes, desc->nkeys);
