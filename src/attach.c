@@ -309,9 +309,9 @@ bg_install_feed(Oid relid, int64 capacity, double error_rate,
 {
 	dsm_segment *seg;
 	BgFeedRequest *req;
-	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	BgwHandleStatus status;
+	char		name[BGW_MAXLEN];
 
 	seg = dsm_create(sizeof(BgFeedRequest), 0);
 	req = (BgFeedRequest *) dsm_segment_address(seg);
@@ -323,19 +323,9 @@ bg_install_feed(Oid relid, int64 capacity, double error_rate,
 	req->error_rate = error_rate;
 	req->status = BG_FEED_PENDING;
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	strlcpy(worker.bgw_library_name, "bloomguard", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "bloomguard_feed_worker_main", BGW_MAXLEN);
-	snprintf(worker.bgw_name, BGW_MAXLEN, "bloomguard attach of relation %u",
-			 relid);
-	strlcpy(worker.bgw_type, "bloomguard attach", BGW_MAXLEN);
-	worker.bgw_main_arg = UInt32GetDatum(dsm_segment_handle(seg));
-	worker.bgw_notify_pid = MyProcPid;
-
-	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+	snprintf(name, sizeof(name), "bloomguard attach of relation %u", relid);
+	if (!bg_start_worker("bloomguard_feed_worker_main", "bloomguard attach", name,
+						 UInt32GetDatum(dsm_segment_handle(seg)), &handle))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 				 errmsg("could not register background process"),

@@ -181,7 +181,6 @@ extern void bg_untrust(Oid relid, const char *why);
 /* keys.c */
 extern bool bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
 							 bool require_hash);
-extern bool bg_keydesc_current(Relation rel, const BgKeyDesc *desc);
 extern const BgKeyDesc *bg_keydesc_lookup(Relation rel, const BgKeyIdentity **identity,
 										  BgSlotRef **ref);
 extern void bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key);
@@ -223,6 +222,10 @@ extern bool bg_feed_in_place(Relation rel);
 
 /* worker.c */
 extern void bg_worker_init(void);
+struct BackgroundWorkerHandle;
+extern bool bg_start_worker(const char *function, const char *type,
+							const char *name, Datum arg,
+							struct BackgroundWorkerHandle **handle);
 
 /* stats.c */
 extern const char *bg_state_name(BgState state);

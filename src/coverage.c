@@ -150,12 +150,10 @@ bg_feed_trigger_table(Oid trigoid, Oid *relid)
 	if (HeapTupleIsValid(tuple))
 	{
 		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
-		char	   *proname = get_func_name(trig->tgfoid);
 
 		*relid = trig->tgrelid;
 		result = strcmp(NameStr(trig->tgname), BLOOMGUARD_TRIGGER_NAME) == 0 ||
 			bg_is_feed_function(trig->tgfoid);
-		(void) proname;
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);

@@ -218,34 +218,6 @@ bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
 	return true;
 }
 
-/*
- * Is desc still the primary key of rel?  Cheap: the relcache knows the
- * primary key index, and a key column whose type or collation changes
- * gets a new index (ALTER COLUMN TYPE rebuilds it).
- */
-bool
-bg_keydesc_current(Relation rel, const BgKeyDesc *desc)
-{
-	TupleDesc	tupdesc = RelationGetDescr(rel);
-	int			i;
-
-	if (RelationGetPrimaryKeyIndex(rel) != desc->indexoid ||
-		!OidIsValid(desc->indexoid))
-		return false;
-	for (i = 0; i < desc->nkeys; i++)
-	{
-		const BgKeyColumn *col = &desc->cols[i];
-		Form_pg_attribute att;
-
-		if (col->attnum > tupdesc->natts)
-			return false;
-		att = TupleDescAttr(tupdesc, col->attnum - 1);
-		if (att->attisdropped || att->atttypid != col->typid)
-			return false;
-	}
-	return true;
-}
-
 /* The identity stored with a filter built from desc. */
 void
 bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key)

@@ -113,25 +113,40 @@ bg_database_list(MemoryContext cxt)
 	return result;
 }
 
-/* Run the per-database worker for dbid and wait for it. */
-static void
-bg_visit_database(Oid dbid)
+/*
+ * Start a short-lived, database-connected worker that reports to this
+ * backend (so that WaitForBackgroundWorkerShutdown works).  Returns false
+ * if no worker slot is free.
+ */
+bool
+bg_start_worker(const char *function, const char *type, const char *name,
+				Datum arg, BackgroundWorkerHandle **handle)
 {
 	BackgroundWorker worker;
-	BackgroundWorkerHandle *handle;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	strlcpy(worker.bgw_library_name, "bloomguard", BGW_MAXLEN);
-	strlcpy(worker.bgw_function_name, "bloomguard_db_worker_main", BGW_MAXLEN);
-	snprintf(worker.bgw_name, BGW_MAXLEN, "bloomguard worker for database %u", dbid);
-	strlcpy(worker.bgw_type, "bloomguard worker", BGW_MAXLEN);
-	worker.bgw_main_arg = ObjectIdGetDatum(dbid);
+	strlcpy(worker.bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
+	strlcpy(worker.bgw_type, type, BGW_MAXLEN);
+	worker.bgw_main_arg = arg;
 	worker.bgw_notify_pid = MyProcPid;
+	return RegisterDynamicBackgroundWorker(&worker, handle);
+}
 
-	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+/* Run the per-database worker for dbid and wait for it. */
+static void
+bg_visit_database(Oid dbid)
+{
+	BackgroundWorkerHandle *handle;
+	char		name[BGW_MAXLEN];
+
+	snprintf(name, sizeof(name), "bloomguard worker for database %u", dbid);
+	if (!bg_start_worker("bloomguard_db_worker_main", "bloomguard worker", name,
+						 ObjectIdGetDatum(dbid), &handle))
 	{
 		ereport(LOG,
 				(errmsg("bloomguard launcher could not start a worker for database %u", dbid),
