@@ -11,7 +11,7 @@ if [ "$(id -u)" = 0 ]; then
 	bg_install_deps
 	bg_build_install "$top"
 	work=$(bg_copy_for_postgres "$top")
-	exec su postgres -s /bin/bash -c "'$work/test/demo.sh' --as-postgres"
+	exec su postgres -s /bin/bash -c "PG_CONFIG='$PG_CONFIG' '$work/test/demo.sh' --as-postgres"
 fi
 
 ROWS=${DEMO_ROWS:-200000}

@@ -3,18 +3,52 @@
 # installs what is missing, builds, then runs the regression tests, the
 # isolation specs, the TAP tests (restarts, stress) and the benchmark smoke
 # run, each against throwaway clusters started as the postgres user.
+#
+#   test/run-all.sh                  # one PostgreSQL: $PG_CONFIG, or Debian's
+#                                    # for $PG_MAJOR, or the newest installed
+#   PG_MAJOR=17 test/run-all.sh      # another Debian-packaged version
+#   PG_CONFIG=/path/to/pg_config test/run-all.sh   # any installation
+#   test/run-all.sh --no-bench       # without the benchmark smoke run
+#   test/run-all.sh --all-versions   # 15 here, 17 and 18 in Debian roots
+#                                    # (test/matrix.sh)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-. "$top/test/lib/common.sh"
 
-bg_install_deps gnuplot-nox redis-server python3-redis python3-psycopg2 || exit 1
-bg_build_install "$top" || exit 1
-work=$(bg_copy_for_postgres "$top")
-bg_log "running tests in $work"
+bench=1
+for arg in "$@"; do
+	case $arg in
+	--all-versions) exec bash "$top/test/matrix.sh" ;;
+	--no-bench) bench=0 ;;
+	*) echo "usage: $0 [--all-versions | --no-bench]" >&2; exit 2 ;;
+	esac
+done
+
+. "$top/test/lib/common.sh"
 
 passed=0
 failed=0
 failed_names=""
+finish() {
+	echo
+	echo "PostgreSQL $PG_MAJOR ($PG_CONFIG)"
+	echo "suites:${failed_names:+ failed:$failed_names}"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+if [ "$bench" = 1 ]; then
+	bg_install_deps gnuplot-nox redis-server python3-redis python3-psycopg2 || exit 1
+else
+	bg_install_deps || exit 1
+fi
+if ! bg_build_install "$top"; then
+	failed=1 failed_names=" build"
+	finish
+fi
+work=$(bg_copy_for_postgres "$top")
+bg_log "running tests in $work"
+
 run_suite() {
 	local name=$1
 	shift
@@ -33,11 +67,8 @@ run_suite() {
 run_suite regress "make -s PG_CONFIG='$PG_CONFIG' installcheck-regress"
 run_suite isolation "make -s PG_CONFIG='$PG_CONFIG' installcheck-isolation"
 run_suite tap "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap"
-if [ -x "$work/test/bench/run.sh" ]; then
+if [ "$bench" = 1 ] && [ -x "$work/test/bench/run.sh" ]; then
 	run_suite bench-smoke "BENCH_SMOKE=1 test/bench/run.sh"
 fi
 
-echo
-echo "suites:${failed_names:+ failed:$failed_names}"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

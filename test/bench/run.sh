@@ -40,7 +40,7 @@ CMD_SHOWN=${BENCH_CMD:-"${BENCH_SMOKE:+BENCH_SMOKE=$BENCH_SMOKE }test/bench/run.
 # ---------------------------------------------------------------- as root
 if [ "$(id -u)" = 0 ]; then
 	bg_install_deps gnuplot-nox redis-server python3-redis python3-psycopg2 || exit 1
-	if [ ! -f "$("$PG_CONFIG" --pkglibdir)/bloomguard.so" ]; then
+	if [ ! -f "$PG_PKGLIBDIR/bloomguard.so" ]; then
 		bg_build_install "$top" || exit 1
 	fi
 	stage=$(mktemp -d /tmp/bgbench-stage.XXXXXX)
@@ -50,7 +50,7 @@ if [ "$(id -u)" = 0 ]; then
 	cp "$top/test/lib/common.sh" "$stage/test/lib/"
 	chown -R postgres:postgres "$stage"
 	chmod 755 "$stage"
-	envs="BENCH_OUT=$(printf %q "$stage/out") BENCH_CMD=$(printf %q "$CMD_SHOWN")"
+	envs="PG_CONFIG=$(printf %q "$PG_CONFIG") BENCH_OUT=$(printf %q "$stage/out") BENCH_CMD=$(printf %q "$CMD_SHOWN")"
 	for v in $(compgen -e | grep '^BENCH_' || true); do
 		case $v in BENCH_OUT | BENCH_CMD) continue ;; esac
 		envs="$envs $v=$(printf %q "${!v}")"
@@ -96,10 +96,11 @@ FAILS=()
 bad() { FAILS+=("$*"); say "FAIL: $*"; }
 trap 'say "error at line $LINENO: $BASH_COMMAND"' ERR
 
+[ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG (run as root to install postgresql-$PG_MAJOR)"
 for tool in "$PG_BIN/initdb" "$PG_BIN/pg_ctl" "$PG_BIN/psql" "$PG_BIN/pgbench"; do
 	[ -x "$tool" ] || die "missing $tool (run as root to install postgresql-$PG_MAJOR)"
 done
-[ -f "$("$PG_CONFIG" --pkglibdir)/bloomguard.so" ] || die "bloomguard is not installed (run as root, or make install)"
+[ -f "$PG_PKGLIBDIR/bloomguard.so" ] || die "bloomguard is not installed (run as root, or make install)"
 
 mkdir -p "$OUT"
 [ -w "$OUT" ] || die "cannot write to $OUT"
