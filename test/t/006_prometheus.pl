@@ -5,8 +5,10 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
 
-my $yaml = "$ENV{TESTDIR}/doc/queries.yaml";
+# relative to this script: PGXS sets $ENV{TESTDIR} only up to 15
+my $yaml = "$FindBin::RealBin/../../doc/queries.yaml";
 ok(-f $yaml, 'doc/queries.yaml exists');
 
 # parse with python3-yaml; print "name<TAB>columns<TAB>query" per query
