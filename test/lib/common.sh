@@ -111,14 +111,14 @@ bg_ensure_postgres_user() {
 }
 
 # Build and install the extension from the tree at $1.  The compiler's
-# messages go to stderr (and to $BG_BUILD_LOG if set), followed by a line
-# "build: N compiler warnings".
+# messages, for every file (make -k), go to stderr (and to $BG_BUILD_LOG if
+# set), followed by a line "build: N compiler warnings".
 bg_build_install() {
 	local rc log nwarn
 	log=${BG_BUILD_LOG:-$(mktemp /tmp/bloomguard-build.XXXXXX)}
 	bg_log "building bloomguard against $("$PG_CONFIG" --version) ($PG_CONFIG)"
 	make -C "$1" -s PG_CONFIG="$PG_CONFIG" clean >/dev/null 2>&1
-	make -C "$1" -s PG_CONFIG="$PG_CONFIG" 2>&1 >/dev/null | tee "$log" >&2
+	make -C "$1" -s -k PG_CONFIG="$PG_CONFIG" 2>&1 >/dev/null | tee "$log" >&2
 	rc=${PIPESTATUS[0]}
 	nwarn=$(grep -c 'warning:' "$log")
 	echo "build: $nwarn compiler warnings" >&2

@@ -1,0 +1,510 @@
+#!/usr/bin/env bash
+# Runs bloomguard's test suites on every PostgreSQL version Debian ships
+# (called by `test/run-all.sh --all-versions`, which .ci/run runs).  As root,
+# on Debian 12:
+#
+#   - the host's own version (15 from bookworm; or $PG_CONFIG / $PG_MAJOR)
+#     runs test/run-all.sh here, as the README's test command does;
+#   - 17 and 18 (MATRIX_VERSIONS) run in minimal Debian roots made with
+#     debootstrap, from whichever suite ships postgresql-NN and
+#     postgresql-server-dev-NN today (read from the mirror's Packages index;
+#     a stable suite is preferred).  A version no suite ships is skipped,
+#     loudly, and does not fail the run.  Inside a root the same
+#     test/run-all.sh runs, without the benchmark smoke run unless
+#     MATRIX_BENCH=1;
+#   - 16 has no Debian package: test/pg16-from-source.sh builds it from a
+#     source tree on a developer's machine (not run here).
+#
+# The mirror is the one the machine's apt sources name (deb822 .sources or
+# classic .list lines; BG_DEBIAN_MIRROR overrides).  Roots are cached under
+# /var/cache/bloomguard-test/roots/ and reused by the next run; a root that
+# is broken, or that came from another suite, is made again.  Versions run
+# one at a time (roots share ports with the host but not /tmp, so TAP port
+# locks would not see each other).
+#
+# Environment:
+#   MATRIX_VERSIONS  versions to run in roots          ("17 18")
+#   MATRIX_HOST=0    skip the host run
+#   MATRIX_SUITES    candidate suites, most preferred first
+#                    ("trixie trixie-backports bookworm-backports testing unstable")
+#   MATRIX_BENCH=1   also run the benchmark smoke run in the roots
+#   MATRIX_REBUILD=1 make the roots again
+#   BG_CACHE         cache directory                   (/var/cache/bloomguard-test)
+#
+# Ends with a per-version table and the line "N passed, N failed" over the
+# suites of every version; exits non-zero if any suite failed.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+cache=${BG_CACHE:-/var/cache/bloomguard-test}
+versions=${MATRIX_VERSIONS-17 18}
+candidates=${MATRIX_SUITES:-trixie trixie-backports bookworm-backports testing unstable}
+root_bench=${MATRIX_BENCH:-0}
+arch=$(dpkg --print-architecture)
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+root_pkgs="make gcc perl libipc-run-perl libxxhash-dev python3-yaml ca-certificates"
+t_start=$(date +%s)
+
+say() { printf '==> [matrix] %s\n' "$*" >&2; }
+loud() {
+	printf '\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n' >&2
+	printf '!!! %s\n' "$@" >&2
+	printf '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\n' >&2
+}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "test/matrix.sh needs root (debootstrap, chroot, mount)" >&2
+	exit 2
+fi
+mkdir -p "$cache/roots" "$cache/logs"
+exec 9>"$cache/.matrix.lock"
+if ! flock -n 9; then
+	echo "another test/matrix.sh holds $cache/.matrix.lock" >&2
+	exit 2
+fi
+
+tmp=$(mktemp -d /tmp/bloomguard-matrix.XXXXXX)
+
+# ------------------------------------------------------------ mounts
+MOUNTS=()      # mounted by us, in order
+CUR_ROOT=""    # the root in use, if any
+
+# Kill what still runs inside root $1 (a server a failed test left behind):
+# only processes whose root directory is that root, by pid.
+kill_in_root() {
+	local root=$1 sig pid r left
+	for sig in TERM KILL; do
+		left=0
+		for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+			r=$(readlink "/proc/$pid/root" 2>/dev/null) || continue
+			if [ "$r" = "$root" ]; then
+				kill -s "$sig" "$pid" 2>/dev/null && left=1
+			fi
+		done
+		[ "$left" = 0 ] && return 0
+		sleep 2
+	done
+}
+
+# Everything mounted at or below $1, deepest first.
+mounts_under() {
+	awk -v p="$1" '{ gsub(/\\040/, " ", $2); if ($2 == p || index($2, p "/") == 1) print $2 }' /proc/mounts | sort -r
+}
+
+umount_all() {
+	local i m
+	[ -n "$CUR_ROOT" ] && kill_in_root "$CUR_ROOT"
+	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
+		m=${MOUNTS[$i]}
+		if mountpoint -q "$m"; then
+			umount "$m" 2>/dev/null || { sleep 1; umount "$m" 2>/dev/null; } ||
+				{ say "umount $m failed; detaching it"; umount -l "$m"; }
+		fi
+	done
+	MOUNTS=()
+	CUR_ROOT=""
+}
+
+mount_root() {
+	local root=$1
+	CUR_ROOT=$root
+	mkdir -p "$root/proc" "$root/dev/pts" "$root/dev/shm"
+	mount -t proc proc "$root/proc" && MOUNTS+=("$root/proc") || return 1
+	mount --bind /dev/pts "$root/dev/pts" && MOUNTS+=("$root/dev/pts") || return 1
+	mount -t tmpfs -o mode=1777,nosuid,nodev,size=2g tmpfs "$root/dev/shm" && MOUNTS+=("$root/dev/shm") || return 1
+}
+
+cleanup() {
+	local rc=$? left
+	trap - EXIT INT TERM
+	umount_all
+	left=$(mounts_under "$cache/roots")
+	if [ -n "$left" ]; then
+		loud "still mounted under $cache/roots:" $left
+		rc=1
+	fi
+	rm -rf "$tmp"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'say "interrupted"; exit 130' INT
+trap 'say "terminated"; exit 143' TERM
+
+# ------------------------------------------------------------ the mirror
+# "URI suite" for every enabled deb source of this machine's apt.
+apt_sources() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk '
+			function flush() {
+				if (types ~ /(^| )deb( |$)/ && enabled != "no")
+					for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++) print u[i], s[j]
+				types = ""; enabled = ""; nu = 0; ns = 0
+			}
+			/^[ \t]*#/ { next }
+			/^[ \t]*$/ { flush(); next }
+			/^[^ \t]/ { field = tolower($1); sub(/:$/, "", field); $1 = "" }
+			{
+				if (field == "types") types = types " " $0
+				else if (field == "enabled") { enabled = tolower($0); gsub(/ /, "", enabled) }
+				else if (field == "uris") for (i = 1; i <= NF; i++) { if ($i != "") u[++nu] = $i }
+				else if (field == "suites") for (i = 1; i <= NF; i++) { if ($i != "") s[++ns] = $i }
+			}
+			END { flush() }' "$f"
+	done
+	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		sed -e 's/#.*//' -e 's/\[[^]]*\]//' |
+		awk '$1 == "deb" && NF >= 3 { print $2, $3 }'
+}
+
+# The Debian mirror: the source that serves this machine's own release
+# (its codename exactly, not -security or -updates).
+debian_mirror() {
+	local codename uri
+	if [ -n "${BG_DEBIAN_MIRROR:-}" ]; then
+		echo "${BG_DEBIAN_MIRROR%/}"
+		return
+	fi
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	uri=$(apt_sources | awk -v c="$codename" '$2 == c && $1 ~ /^(https?|ftp|file):/ { print $1; exit }')
+	[ -n "$uri" ] || uri=$(apt_sources | awk '$1 ~ /^(https?|ftp|file):/ && $1 ~ /\/debian\/?$/ { print $1; exit }')
+	echo "${uri%/}"
+}
+
+# Download $1 to $2 with whatever this machine has.
+download() {
+	if command -v curl >/dev/null; then
+		curl -fsSL --retry 2 --max-time 300 -o "$2" "$1"
+	elif command -v wget >/dev/null; then
+		wget -q -T 60 -O "$2" "$1"
+	else
+		/usr/lib/apt/apt-helper download-file "$1" "$2" >/dev/null
+	fi
+}
+
+# "package version" of every postgresql-NN and postgresql-server-dev-NN in
+# suite $1 (main, $arch), cached for this run.  Fails if the suite has no
+# index there.
+suite_pg_packages() {
+	local s=$1 out=$tmp/pkgs.$1
+	if [ ! -f "$out" ]; then
+		if download "$MIRROR/dists/$s/main/binary-$arch/Packages.xz" "$tmp/P.xz" 2>/dev/null && command -v xz >/dev/null; then
+			xz -dc "$tmp/P.xz" >"$tmp/P" || return 1
+		elif download "$MIRROR/dists/$s/main/binary-$arch/Packages.gz" "$tmp/P.gz" 2>/dev/null; then
+			gzip -dc "$tmp/P.gz" >"$tmp/P" || return 1
+		else
+			return 1
+		fi
+		awk '/^Package: / { p = $2 } /^Version: / && p ~ /^postgresql-(server-dev-)?[0-9]+$/ { print p, $2 } /^$/ { p = "" }' \
+			"$tmp/P" | sort -u >"$out"
+		rm -f "$tmp"/P "$tmp"/P.xz "$tmp"/P.gz
+	fi
+	cat "$out"
+}
+
+# "Suite (Codename)" from the suite's Release file, for the table.
+suite_label() {
+	local f=$tmp/rel.$1
+	[ -f "$f" ] || download "$MIRROR/dists/$1/Release" "$f" 2>/dev/null || { echo "$1"; return; }
+	awk -v s="$1" '/^Suite: / { su = $2 } /^Codename: / { c = $2 } END {
+		if (c != "" && c != s) printf "%s (%s", s, c; else printf "%s (", s
+		if (su != "" && su != s) printf "%s%s", (c != "" && c != s) ? ", " : "", su
+		print ")" }' "$f" | sed 's/ ()$//'
+}
+
+# The first candidate suite that ships both packages for version $1.
+find_suite() {
+	local v=$1 s checked=""
+	for s in $candidates; do
+		if ! suite_pg_packages "$s" >/dev/null; then
+			checked="$checked $s(no index)"
+			continue
+		fi
+		if suite_pg_packages "$s" | grep -q "^postgresql-$v " &&
+			suite_pg_packages "$s" | grep -q "^postgresql-server-dev-$v "; then
+			echo "$s"
+			return 0
+		fi
+		checked="$checked $s"
+	done
+	echo "checked:$checked" >&2
+	return 1
+}
+
+# ------------------------------------------------------------ roots
+in_root() { # root, command...
+	local root=$1
+	shift
+	chroot "$root" /usr/bin/env -i \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+remove_root() {
+	local root=$1
+	if [ -n "$(mounts_under "$root")" ]; then
+		say "not removing $root: something is mounted in it"
+		return 1
+	fi
+	rm -rf --one-file-system "$root"
+}
+
+# The files that make a root safe and quiet before any PostgreSQL package
+# goes in, and the apt sources for suite $2.
+configure_root() {
+	local root=$1 suite=$2 base=${2%-backports}
+	# no service starts inside the root, and no main cluster is created
+	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+	chmod 755 "$root/usr/sbin/policy-rc.d"
+	mkdir -p "$root/etc/postgresql-common"
+	echo 'create_main_cluster = false' >"$root/etc/postgresql-common/createcluster.conf"
+	{
+		echo "deb $MIRROR $base main"
+		[ "$base" != "$suite" ] && echo "deb $MIRROR $suite main"
+	} >"$root/etc/apt/sources.list"
+	cat >"$root/etc/apt/apt.conf.d/90bloomguard" <<-'EOF'
+		// a test root: no recommends, no translations; a mirror that is a
+		// dated snapshot serves testing/unstable Release files past their
+		// Valid-Until, which the signatures still cover
+		APT::Install-Recommends "false";
+		APT::Install-Suggests "false";
+		Acquire::Languages "none";
+		Acquire::Check-Valid-Until "false";
+		Dpkg::Use-Pty "false";
+	EOF
+	cat >"$root/etc/dpkg/dpkg.cfg.d/90bloomguard-nodoc" <<-'EOF'
+		path-exclude=/usr/share/doc/*
+		path-exclude=/usr/share/man/*
+		path-exclude=/usr/share/info/*
+		path-exclude=/usr/share/locale/*
+	EOF
+	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+	cp -L /etc/hosts "$root/etc/hosts" 2>/dev/null || true
+	# device nodes the build and the servers need (debootstrap makes them
+	# where it can)
+	local n
+	for n in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
+		IFS=: read -r name maj min <<<"$n"
+		[ -c "$root/dev/$name" ] || { rm -f "$root/dev/$name"; mknod -m 666 "$root/dev/$name" c "$maj" "$min"; }
+	done
+	[ -e "$root/dev/ptmx" ] || ln -s pts/ptmx "$root/dev/ptmx"
+}
+
+# Install (or upgrade to the suite's current) packages for version $2 in
+# root $1; refresh the apt lists first when they are older than 6 hours.
+install_in_root() {
+	local root=$1 v=$2 suite=$3 target=""
+	local pkgs="postgresql-$v postgresql-server-dev-$v $root_pkgs"
+	[ "$root_bench" = 1 ] && pkgs="$pkgs gnuplot-nox redis-server python3-redis python3-psycopg2 bc"
+	[ "${suite%-backports}" != "$suite" ] && target="-t $suite"
+	if [ -z "$(find "$root/var/lib/apt/lists" -maxdepth 1 -name '*_Packages*' -mmin -360 2>/dev/null | head -1)" ]; then
+		in_root "$root" apt-get update -qq || return 1
+	fi
+	# shellcheck disable=SC2086
+	in_root "$root" apt-get install -y -qq $target $pkgs >"$tmp/apt.log" 2>&1 || {
+		# the lists may have moved on since the last update
+		in_root "$root" apt-get update -qq &&
+			in_root "$root" apt-get install -y -qq $target $pkgs >"$tmp/apt.log" 2>&1
+	} || { tail -20 "$tmp/apt.log" >&2; return 1; }
+	in_root "$root" apt-get clean
+	[ -x "$root/usr/lib/postgresql/$v/bin/pg_config" ] || { say "no pg_config for $v in $root"; return 1; }
+	[ -z "$(ls "$root/etc/postgresql/$v" 2>/dev/null)" ] || { say "a cluster was created in $root/etc/postgresql/$v"; return 1; }
+}
+
+# Make root $1 for version $2 from suite $3 (or reuse the cached one), mount
+# what it needs and install the packages.  Leaves it mounted.
+setup_root() {
+	local root=$1 v=$2 suite=$3 base=${3%-backports} script attempt stampf
+	stampf=$root/.bloomguard-root
+	for attempt in 1 2; do
+		if [ -d "$root" ]; then
+			if [ "${MATRIX_REBUILD:-0}" = 1 ] && [ "$attempt" = 1 ]; then
+				say "MATRIX_REBUILD=1: making $root again"
+				remove_root "$root" || return 1
+			elif ! grep -qx "suite=$suite" "$stampf" 2>/dev/null || ! grep -qx "complete=yes" "$stampf" ||
+				! in_root "$root" /bin/true 2>/dev/null; then
+				say "$root is incomplete, broken or from another suite: making it again"
+				remove_root "$root" || return 1
+			fi
+		fi
+		if [ ! -d "$root" ]; then
+			script=/usr/share/debootstrap/scripts/$base
+			[ -e "$script" ] || script=/usr/share/debootstrap/scripts/sid
+			say "debootstrap $base into $root"
+			rm -rf --one-file-system "$root.new"
+			if ! debootstrap --variant=minbase --arch="$arch" --components=main --keyring="$keyring" \
+				"$base" "$root.new" "$MIRROR" "$script" >"$tmp/debootstrap.log" 2>&1; then
+				tail -20 "$tmp/debootstrap.log" >&2
+				[ -f "$root.new/debootstrap/debootstrap.log" ] && tail -20 "$root.new/debootstrap/debootstrap.log" >&2
+				rm -rf --one-file-system "$root.new"
+				return 1
+			fi
+			mv "$root.new" "$root"
+			printf 'suite=%s\ncreated=%s\n' "$suite" "$(date -u +%FT%TZ)" >"$stampf"
+		fi
+		configure_root "$root" "$suite"
+		mount_root "$root" || { umount_all; return 1; }
+		if install_in_root "$root" "$v" "$suite"; then
+			grep -qx complete=yes "$stampf" || echo complete=yes >>"$stampf"
+			return 0
+		fi
+		umount_all
+		say "setting up $root failed (attempt $attempt)"
+		[ "$attempt" = 1 ] && { remove_root "$root" || return 1; }
+	done
+	return 1
+}
+
+# Copy the source tree into root $1 and chown it to the root's own
+# postgres user (whose uid differs from the host's).
+copy_tree() {
+	local root=$1
+	rm -rf --one-file-system "$root/build/bloomguard" "$root"/tmp/bloomguard.* "$root"/tmp/bgbench*
+	mkdir -p "$root/build/bloomguard"
+	tar -C "$top" --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		--exclude=./tmp_check --exclude=./tmp_check_iso --exclude=./results --exclude=./output_iso \
+		--exclude=./log --exclude=./regression.diffs --exclude=./regression.out \
+		--exclude=./test/bench/out --exclude=./demo-out -cf - . |
+		tar -C "$root/build/bloomguard" -xf - || return 1
+	in_root "$root" chown -R postgres:postgres /build/bloomguard
+}
+
+# Keep what a failed run leaves (diffs, TAP logs) in $2.
+keep_results() {
+	local root=$1 dest=$2 w
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	for w in "$root"/tmp/bloomguard.*; do
+		[ -d "$w" ] || continue
+		for f in regression.diffs regression.out output_iso/regression.diffs output_iso/regression.out; do
+			[ -f "$w/$f" ] && cp "$w/$f" "$dest/${f//\//_}"
+		done
+		if [ -d "$w/tmp_check/log" ]; then cp -r "$w/tmp_check/log" "$dest/tap-log"; fi
+	done
+}
+
+# ------------------------------------------------------------ the runs
+ROWS=()     # version|source|result|setup s|test s|note
+total_passed=0
+total_failed=0
+skipped=()
+
+# "N passed, N failed" from run-all's log $1 -> "N N", or nothing
+result_of() {
+	grep -E '^[0-9]+ passed, [0-9]+ failed$' "$1" | tail -1 | awk '{ print $1, $3 }'
+}
+
+add_result() { # version source log setup test note
+	local p f res
+	read -r p f <<<"$(result_of "$3")"
+	if [ -z "${p:-}" ]; then
+		p=0 f=1
+		res="no result (see $3)"
+	else
+		res="$p passed, $f failed"
+		local names
+		names=$(sed -n 's/^suites: failed: *//p' "$3" | tail -1)
+		[ -n "$names" ] && res="$res ($names)"
+	fi
+	total_passed=$((total_passed + p))
+	total_failed=$((total_failed + f))
+	ROWS+=("$1|$2|$res|$4|$5|$6")
+}
+
+# --- the host's version
+if [ "${MATRIX_HOST:-1}" != 0 ]; then
+	log=$cache/logs/host.log
+	say "host: test/run-all.sh (log: $log)"
+	t0=$(date +%s)
+	bash "$top/test/run-all.sh" 2>&1 | tee "$log"
+	t1=$(date +%s)
+	hv=$(sed -n 's/^PostgreSQL \([0-9]*\) (.*/\1/p' "$log" | tail -1)
+	host_release=$(. /etc/os-release && echo "${VERSION_CODENAME:-host}")
+	add_result "${hv:-?}" "host ($host_release)" "$log" "-" "$((t1 - t0))" "bench smoke included"
+fi
+
+# --- the roots
+MIRROR=""
+if [ -n "$versions" ]; then
+	MIRROR=$(debian_mirror)
+	if [ -z "$MIRROR" ]; then
+		loud "no Debian mirror in this machine's apt sources: cannot make roots for $versions"
+		for v in $versions; do
+			ROWS+=("$v|-|FAILED: no mirror|-|-|")
+			total_failed=$((total_failed + 1))
+		done
+		versions=""
+	else
+		say "mirror from the apt sources; candidate suites: $candidates"
+	fi
+fi
+
+for v in $versions; do
+	say "PostgreSQL $v: looking for a suite that ships postgresql-$v and postgresql-server-dev-$v"
+	if ! suite=$(find_suite "$v" 2>"$tmp/checked"); then
+		loud "PostgreSQL $v: NO candidate suite ships postgresql-$v and postgresql-server-dev-$v" \
+			"($(cat "$tmp/checked")): SKIPPED, not tested"
+		skipped+=("$v")
+		ROWS+=("$v|none ships it|SKIPPED|-|-|$(cat "$tmp/checked")")
+		continue
+	fi
+	pkgver=$(suite_pg_packages "$suite" | awk -v p="postgresql-$v" '$1 == p { print $2 }' | tail -1)
+	label="$(suite_label "$suite") $pkgver"
+	say "PostgreSQL $v: $label"
+	root=$cache/roots/pg$v
+	log=$cache/logs/pg$v.log
+	t0=$(date +%s)
+	if ! setup_root "$root" "$v" "$suite"; then
+		t1=$(date +%s)
+		umount_all
+		loud "PostgreSQL $v: setting up the root from $suite FAILED"
+		ROWS+=("$v|$label|FAILED: root setup|$((t1 - t0))|-|")
+		total_failed=$((total_failed + 1))
+		continue
+	fi
+	t1=$(date +%s)
+	say "PostgreSQL $v: root ready in $((t1 - t0)) s; running test/run-all.sh inside it (log: $log)"
+	bench_arg=--no-bench
+	note="bench smoke skipped in roots"
+	[ "$root_bench" = 1 ] && bench_arg="" note="bench smoke included"
+	if copy_tree "$root"; then
+		in_root "$root" PG_MAJOR="$v" PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
+			BG_BUILD_LOG=/build/build.log \
+			bash /build/bloomguard/test/run-all.sh $bench_arg 2>&1 | tee "$log"
+	else
+		echo "copying the tree into $root failed" | tee "$log"
+	fi
+	t2=$(date +%s)
+	cp "$root/build/build.log" "$cache/logs/pg$v-build.log" 2>/dev/null
+	keep_results "$root" "$cache/logs/pg$v"
+	umount_all
+	nwarn=$(sed -n 's/^build: \([0-9]*\) compiler warnings$/\1/p' "$log" | tail -1)
+	add_result "$v" "$label" "$log" "$((t1 - t0))" "$((t2 - t1))" "${nwarn:-?} compiler warnings; $note"
+done
+
+# ------------------------------------------------------------ summary
+umount_all
+left=$(mounts_under "$cache/roots")
+if [ -n "$left" ]; then
+	loud "still mounted under $cache/roots:" $left
+	ROWS+=("-|-|FAILED: mounts left behind|-|-|$(echo $left)")
+	total_failed=$((total_failed + 1))
+fi
+{
+	echo
+	echo "bloomguard test matrix ($(($(date +%s) - t_start)) s in all; logs in $cache/logs)"
+	printf '%-8s | %-40s | %-40s | %7s | %7s | %s\n' version source result "setup s" "tests s" notes
+	printf '%s\n' "---------+------------------------------------------+------------------------------------------+---------+---------+------"
+	for r in "${ROWS[@]}"; do
+		IFS='|' read -r a b c d e f <<<"$r"
+		printf '%-8s | %-40s | %-40s | %7s | %7s | %s\n' "$a" "$b" "$c" "$d" "$e" "$f"
+	done
+	printf '%-8s | %-40s | %-40s | %7s | %7s | %s\n' 16 "no Debian package" "not run" - - "test/pg16-from-source.sh SRC (developer machines)"
+	for v in "${skipped[@]}"; do
+		echo "!!! PostgreSQL $v was SKIPPED: no candidate suite ships it today"
+	done
+	echo
+	echo "$total_passed passed, $total_failed failed"
+}
+[ "$total_failed" = 0 ]
