@@ -14,13 +14,13 @@ bg_log() { printf '==> %s\n' "$*" >&2; }
 
 # The major version of the PostgreSQL that pg_config $1 belongs to.
 bg_pg_config_major() {
-	"$1" --version 2>/dev/null | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p'
+	{ "$1" --version 2>/dev/null || true; } | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p'
 }
 
 # The distribution's default major version, from the "postgresql"
 # metapackage (empty if apt knows nothing about it).
 bg_distro_major() {
-	apt-cache depends postgresql 2>/dev/null |
+	{ apt-cache depends postgresql 2>/dev/null || true; } |
 		sed -n 's/^ *Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -1
 }
 
@@ -33,7 +33,7 @@ if [ -n "${PG_CONFIG:-}" ]; then
 elif [ -n "${PG_MAJOR:-}" ]; then
 	PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
 else
-	PG_CONFIG=$(ls -d /usr/lib/postgresql/*/bin/pg_config 2>/dev/null | sort -t/ -k5,5n | tail -1)
+	PG_CONFIG=$({ ls -d /usr/lib/postgresql/*/bin/pg_config 2>/dev/null || true; } | sort -t/ -k5,5n | tail -1)
 	if [ -n "$PG_CONFIG" ]; then
 		PG_MAJOR=$(bg_pg_config_major "$PG_CONFIG")
 	else
@@ -120,10 +120,10 @@ bg_build_install() {
 	make -C "$1" -s PG_CONFIG="$PG_CONFIG" clean >/dev/null 2>&1
 	make -C "$1" -s -k PG_CONFIG="$PG_CONFIG" 2>&1 >/dev/null | tee "$log" >&2
 	rc=${PIPESTATUS[0]}
-	nwarn=$(grep -c 'warning:' "$log")
+	nwarn=$(grep -c 'warning:' "$log" || true)
 	echo "build: $nwarn compiler warnings" >&2
 	if [ "$rc" != 0 ]; then
-		echo "build: FAILED ($(grep -c 'error:' "$log") errors)" >&2
+		echo "build: FAILED ($(grep -c 'error:' "$log" || true) errors)" >&2
 	fi
 	[ -n "${BG_BUILD_LOG:-}" ] || rm -f "$log"
 	[ "$rc" = 0 ] || return 1
