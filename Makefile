@@ -5,24 +5,31 @@ OBJS = \
 	src/bloomguard.o \
 	src/filter.o \
 	src/shmem.o \
+	src/slot.o \
+	src/registry.o \
+	src/pending.o \
 	src/keys.o \
+	src/keycache.o \
+	src/coverage.o \
+	src/sizing.o \
 	src/build.o \
 	src/trigger.o \
+	src/args.o \
+	src/source.o \
 	src/lookup.o \
+	src/maintain.o \
+	src/worker.o \
 	src/attach.o \
-	src/registry.o \
-	src/stats.o \
-	src/coverage.o \
-	src/worker.o
+	src/stats.o
 
 EXTENSION = bloomguard
-DATA = sql/bloomguard--1.0.sql
+DATA = sql/bloomguard--1.0.sql sql/bloomguard--1.1.sql sql/bloomguard--1.0--1.1.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
-REGRESS = attach types writepaths lookup security errors health coverage
+REGRESS = attach types writepaths lookup security errors health coverage hardening
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
-ISOLATION = attach_race rebuild_race
+ISOLATION = attach_race rebuild_race attach_deadlock
 ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
 
 TAP_TESTS = 1

@@ -35,7 +35,7 @@ VACUUM t_attach;
 SELECT count(*) FILTER (WHERE guarded_exists('t_attach', g)) AS found_after_vacuum
   FROM generate_series(1, 200) g;
 
--- sizing is seed 001's: n = 50, p = 0.02 gives m = 408, k = 6
+-- sizing follows the classic formulas: n = 50, p = 0.02 gives m = 408, k = 6
 CREATE TABLE t_small (id int PRIMARY KEY);
 SELECT bloomguard_attach('t_small', 50, 0.02);
 SELECT capacity, error_rate, bits, hashes, memory_bytes FROM bloomguard_health WHERE relation = 't_small'::regclass;
@@ -80,11 +80,38 @@ ROLLBACK TO SAVEPOINT s1;
 COMMIT;
 SELECT state FROM bloomguard_health WHERE relation = 't_small'::regclass;
 
--- a prepared detach is refused: nothing would free the filter at COMMIT PREPARED
+-- a detach can be prepared.  Nothing of ours runs at COMMIT PREPARED: the
+-- slot remembers the prepared transaction, and whoever next looks at the
+-- slots (here the health view) frees the filter once it has committed
 BEGIN;
 SELECT bloomguard_detach('t_small');
 PREPARE TRANSACTION 'bg_detach';
 SELECT state FROM bloomguard_health WHERE relation = 't_small'::regclass;
+ROLLBACK PREPARED 'bg_detach';
+SELECT state, feed FROM bloomguard_health WHERE relation = 't_small'::regclass;
+SELECT guarded_exists('t_small', 5), bloomguard_check('t_small', 5);
+CREATE TABLE t_prep (id int PRIMARY KEY);
+INSERT INTO t_prep SELECT generate_series(1, 100);
+SELECT memory_in_use AS mem_before FROM bloomguard_guard_stats() LIMIT 1 \gset
+SELECT bloomguard_attach('t_prep', 100000, 0.01);
+SELECT memory_in_use > :mem_before AS reserved FROM bloomguard_guard_stats() LIMIT 1;
+BEGIN;
+SELECT bloomguard_detach('t_prep');
+PREPARE TRANSACTION 'bg_detach';
+SELECT memory_in_use > :mem_before AS still_reserved FROM bloomguard_guard_stats() LIMIT 1;
+COMMIT PREPARED 'bg_detach';
+SELECT memory_in_use = :mem_before AS freed FROM bloomguard_guard_stats() LIMIT 1;
+SELECT count(*) FROM bloomguard_health WHERE relation = 't_prep'::regclass;
+SELECT count(*) FROM pg_trigger WHERE tgrelid = 't_prep'::regclass;
+-- and so can DROP TABLE of a guarded table
+SELECT bloomguard_attach('t_prep', 100000, 0.01);
+BEGIN;
+DROP TABLE t_prep;
+PREPARE TRANSACTION 'bg_drop';
+SELECT memory_in_use > :mem_before AS still_reserved FROM bloomguard_guard_stats() LIMIT 1;
+COMMIT PREPARED 'bg_drop';
+SELECT memory_in_use = :mem_before AS freed FROM bloomguard_guard_stats() LIMIT 1;
+SELECT count(*) AS registered FROM bloomguard_guards;
 
 -- lookups answered by SQL (here a float8 argument for an integer key) keep
 -- no plan per execution: 2000 separate executions do not grow the cache

@@ -104,7 +104,7 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 -- One row per guard of this database. Superusers and members of
 -- pg_read_all_stats see every guard; other roles see the guards of the
--- tables they may SELECT from. The health rule is seed 001's.
+-- tables they may SELECT from.
 CREATE VIEW @extschema@.bloomguard_health AS
 WITH raw AS (
     SELECT g.relation,

@@ -1,4 +1,6 @@
--- the health view, probes and counters (the rule is seed 001's)
+-- the health view, probes and counters: OVER_CAPACITY when load > 1,
+-- FP_TOO_HIGH when at least 10 probes measured over twice the target,
+-- NOT_READY when the state is not 'ready'
 CREATE EXTENSION bloomguard;
 
 -- the view's columns, in order
@@ -44,6 +46,7 @@ DROP TABLE t_seed;
 CREATE TABLE t_over (id int PRIMARY KEY);
 SELECT bloomguard_attach('t_over', 10, 0.01);
 INSERT INTO t_over SELECT generate_series(1, 1000);
+SELECT pg_stat_force_next_flush();  -- the advice's capacity counts the table's rows
 SELECT bits, hashes, n_added, fill, estimated_keys, probes, actual_fp
   FROM bloomguard_health WHERE relation = 't_over'::regclass;
 SELECT bloomguard_probe('t_over', 9) AS batch_fp;
@@ -185,6 +188,41 @@ SELECT guarded_exists('t_cnt', 7) AS present, guarded_exists('t_cnt', 7000) AS a
        bloomguard_check('t_cnt', 7) AS filter;
 RESET bloomguard.enabled;
 SELECT status, reasons, state, advice FROM bloomguard_health WHERE relation = 't_cnt'::regclass;
+
+-- the advice names what actually helps, for each reason a guard can be
+-- untrusted, and following it makes the guard ready again
+CREATE TABLE t_adv (id int PRIMARY KEY);
+SELECT bloomguard_attach('t_adv');
+-- rows bypassed the trigger, which is in place again: rebuild
+ALTER TABLE t_adv DISABLE TRIGGER bloomguard;
+ALTER TABLE t_adv ENABLE ALWAYS TRIGGER bloomguard;
+SELECT state, feed, advice FROM bloomguard_health WHERE relation = 't_adv'::regclass;
+SELECT bloomguard_rebuild('t_adv');
+SELECT state, feed, advice FROM bloomguard_health WHERE relation = 't_adv'::regclass;
+-- DISABLE and then ENABLE TRIGGER ALL leave it enabled, but not ALWAYS: a
+-- rebuild alone is refused, so the advice says to enable it ALWAYS first
+ALTER TABLE t_adv DISABLE TRIGGER ALL;
+ALTER TABLE t_adv ENABLE TRIGGER ALL;
+SELECT state, feed, advice FROM bloomguard_health WHERE relation = 't_adv'::regclass;
+SELECT bloomguard_rebuild('t_adv');
+ALTER TABLE t_adv ENABLE ALWAYS TRIGGER bloomguard;
+SELECT bloomguard_rebuild('t_adv');
+SELECT state, feed, advice FROM bloomguard_health WHERE relation = 't_adv'::regclass;
+-- a trigger that is not the one attach creates: recreate it
+CREATE OR REPLACE TRIGGER bloomguard AFTER INSERT OR UPDATE ON t_adv
+  FOR EACH ROW WHEN (NEW.id > 0) EXECUTE FUNCTION bloomguard_trigger();
+SELECT state, feed, advice FROM bloomguard_health WHERE relation = 't_adv'::regclass;
+SELECT bloomguard_detach('t_adv');
+SELECT bloomguard_attach('t_adv');
+SELECT state, feed, advice FROM bloomguard_health WHERE relation = 't_adv'::regclass;
+-- no trigger at all: recreate it
+DROP TRIGGER bloomguard ON t_adv;
+SELECT state, feed, advice FROM bloomguard_health WHERE relation = 't_adv'::regclass;
+SELECT bloomguard_detach('t_adv');
+SELECT bloomguard_attach('t_adv');
+SELECT state, feed, advice FROM bloomguard_health WHERE relation = 't_adv'::regclass;
+SELECT bloomguard_detach('t_adv');
+DROP TABLE t_adv;
 
 -- clean up
 SELECT bloomguard_detach('t_cnt');

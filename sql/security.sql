@@ -8,6 +8,51 @@ CREATE ROLE regress_bg_alice;    -- a tenant under row-level security
 CREATE ROLE regress_bg_monitor;  -- member of pg_monitor
 CREATE ROLE regress_bg_stats;    -- member of pg_read_all_stats
 
+-- attach and rebuild reserve shared memory, a cluster-wide resource: PUBLIC
+-- may not execute them, and the DBA grants them to the roles that may
+-- (every other function is executable by PUBLIC and checks for itself)
+SELECT p.proname, has_function_privilege('regress_bg_nobody', p.oid, 'EXECUTE') AS public_may
+  FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
+ WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'bloomguard')
+ ORDER BY 1;
+CREATE TABLE t_mine (id int PRIMARY KEY);
+ALTER TABLE t_mine OWNER TO regress_bg_owner;
+SET ROLE regress_bg_owner;
+SELECT bloomguard_attach('t_mine');
+SELECT bloomguard_rebuild('t_mine');
+RESET ROLE;
+SELECT count(*) FROM bloomguard_guards WHERE relation = 't_mine'::regclass;
+GRANT EXECUTE ON FUNCTION bloomguard_attach, bloomguard_rebuild TO regress_bg_owner, regress_bg_alice;
+SET ROLE regress_bg_owner;
+SELECT bloomguard_attach('t_mine');
+SELECT bloomguard_rebuild('t_mine');
+SELECT bloomguard_detach('t_mine');
+RESET ROLE;
+DROP TABLE t_mine;
+
+-- a per-guard cap keeps any one owner from taking all of max_memory
+-- (postmaster settings cannot change here; bloomguard.max_guard_memory can)
+CREATE TABLE t_big (id int PRIMARY KEY);
+ALTER TABLE t_big OWNER TO regress_bg_owner;
+ALTER SYSTEM SET bloomguard.max_guard_memory = '1MB';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.2);
+SHOW bloomguard.max_guard_memory;
+SET ROLE regress_bg_owner;
+\set VERBOSITY terse
+SELECT bloomguard_attach('t_big', 69000000, 0.01);
+\set VERBOSITY default
+SELECT bloomguard_attach('t_big', 100000, 0.01);
+SELECT bloomguard_rebuild('t_big', 10000000);
+SELECT capacity FROM bloomguard_health WHERE relation = 't_big'::regclass;
+RESET ROLE;
+ALTER SYSTEM RESET bloomguard.max_guard_memory;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.2);
+SHOW bloomguard.max_guard_memory;
+SELECT bloomguard_detach('t_big');
+DROP TABLE t_big;
+
 -- lookups need SELECT on the table: denied for present and absent keys alike
 CREATE TABLE t_priv (id int PRIMARY KEY, secret text);
 INSERT INTO t_priv SELECT g, 'secret ' || g FROM generate_series(1, 100) g;
@@ -96,6 +141,30 @@ SELECT k, bloomguard_check('t_rls', k) AS filter
   FROM generate_series(1, 4) k ORDER BY k;
 SELECT count(*) FILTER (WHERE bloomguard_check('t_rls', g) <> 'unknown') AS not_unknown
   FROM generate_series(1, 500) g;
+-- nor does guarded_exists consult the filter for such a role: a visible
+-- key, a hidden one and an absent one leave the same trace in everything
+-- the role can read, the guard's counters and the table's scan counts
+-- (each is one lookup by the query, counted as a fallback)
+CREATE FUNCTION pg_temp.observe(k int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE b record; a record; found boolean;
+BEGIN
+  SELECT coalesce(x.idx_scan, 0) + coalesce(x.seq_scan, 0) AS scans,
+         h.shortcuts, h.source_lookups, h.source_hits, h.fallbacks INTO b
+    FROM bloomguard_health h LEFT JOIN pg_stat_xact_user_tables x ON x.relid = h.relation
+   WHERE h.relation = 't_rls'::regclass;
+  found := guarded_exists('t_rls', k);
+  SELECT coalesce(x.idx_scan, 0) + coalesce(x.seq_scan, 0) AS scans,
+         h.shortcuts, h.source_lookups, h.source_hits, h.fallbacks INTO a
+    FROM bloomguard_health h LEFT JOIN pg_stat_xact_user_tables x ON x.relid = h.relation
+   WHERE h.relation = 't_rls'::regclass;
+  RETURN format('scans +%s, shortcuts +%s, source_lookups +%s, source_hits +%s, fallbacks +%s',
+                a.scans - b.scans, a.shortcuts - b.shortcuts, a.source_lookups - b.source_lookups,
+                a.source_hits - b.source_hits, a.fallbacks - b.fallbacks);
+END $$;
+SELECT k, CASE WHEN k % 2 = 0 AND k <= 20 THEN 'visible' WHEN k <= 21 THEN 'hidden' ELSE 'absent' END AS key,
+       pg_temp.observe(k) AS trace
+  FROM unnest(ARRAY[2, 4, 7, 9, 11, 5000, 5001, 5002]) k;
+DROP FUNCTION pg_temp.observe(int);
 -- with row_security off the lookup fails as the query does
 SET row_security = off;
 SELECT guarded_exists('t_rls', 2);
@@ -188,6 +257,9 @@ SET ROLE regress_bg_keyonly;
 SELECT relation FROM bloomguard_health
  WHERE relation IN ('t_priv'::regclass, 't_pair'::regclass, 't_rls'::regclass)
  ORDER BY relation::text;
+SELECT relid::regclass FROM bloomguard_guard_stats()
+ WHERE relid IN ('t_priv'::regclass, 't_pair'::regclass, 't_rls'::regclass)
+ ORDER BY relid::regclass::text;
 RESET ROLE;
 -- pg_read_all_stats sees every guard
 GRANT pg_read_all_stats TO regress_bg_stats;
@@ -195,7 +267,40 @@ SET ROLE regress_bg_stats;
 SELECT relation, state FROM bloomguard_health
  WHERE relation IN ('t_priv'::regclass, 't_pair'::regclass, 't_rls'::regclass)
  ORDER BY relation::text;
+SELECT count(*) FROM bloomguard_guard_stats()
+ WHERE relid IN ('t_priv'::regclass, 't_pair'::regclass, 't_rls'::regclass);
 RESET ROLE;
+
+-- a table given by OID needs USAGE on its schema, as the query naming it
+-- does, with the query's error; the health view and function hide it too
+CREATE SCHEMA hidden;
+CREATE TABLE hidden.sec (id int PRIMARY KEY);
+INSERT INTO hidden.sec SELECT generate_series(1, 100);
+SELECT bloomguard_attach('hidden.sec', 1000, 0.01);
+GRANT SELECT ON hidden.sec TO regress_bg_nobody;
+SELECT 'hidden.sec'::regclass::oid AS sec_oid \gset
+SET ROLE regress_bg_nobody;
+SELECT guarded_exists(:sec_oid, 5);
+SELECT guarded_exists(:sec_oid, 500);
+SELECT bloomguard_check(:sec_oid, 500);
+SELECT EXISTS (SELECT 1 FROM hidden.sec WHERE id = 5);
+SELECT count(*) FROM bloomguard_health WHERE relation = :sec_oid::regclass;
+SELECT count(*) FROM bloomguard_guard_stats() WHERE relid = :sec_oid;
+RESET ROLE;
+GRANT USAGE ON SCHEMA hidden TO regress_bg_nobody;
+SET ROLE regress_bg_nobody;
+SELECT guarded_exists(:sec_oid, 5), guarded_exists(:sec_oid, 500), bloomguard_check(:sec_oid, 500);
+SELECT count(*) FROM bloomguard_health WHERE relation = :sec_oid::regclass;
+SELECT count(*) FROM bloomguard_guard_stats() WHERE relid = :sec_oid;
+RESET ROLE;
+-- an owner without USAGE on the schema cannot manage the guard by OID either
+ALTER TABLE hidden.sec OWNER TO regress_bg_owner;
+SET ROLE regress_bg_owner;
+SELECT bloomguard_rebuild(:sec_oid);
+SELECT bloomguard_detach(:sec_oid);
+RESET ROLE;
+SELECT bloomguard_detach('hidden.sec');
+DROP SCHEMA hidden CASCADE;
 
 -- the registry table is not readable or writable by PUBLIC
 SET ROLE regress_bg_nobody;

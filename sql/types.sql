@@ -374,7 +374,7 @@ SELECT count(*) FILTER (WHERE NOT guarded_exists('t_char', k)) AS missing,
 SELECT bloomguard_detach('t_char');
 DROP TABLE t_char;
 
--- bytea: a sha256 hash as the key (seed 003's key shape)
+-- bytea: a sha256 hash as the key (a file-hash lookup service's key)
 CREATE TABLE t_bytea (h bytea PRIMARY KEY, n int);
 INSERT INTO t_bytea SELECT sha256(g::text::bytea), g FROM generate_series(1, 100) g;
 SELECT bloomguard_attach('t_bytea');

@@ -5,19 +5,31 @@
  *
  * bloomguard keeps a Bloom filter of a table's primary keys in shared
  * memory, so that lookups of keys that do not exist can be answered
- * without touching the index.  The pieces, one file each:
+ * without touching the index.  The pieces, one file each, from the bottom
+ * floor up (a file calls only into the ones above it in this list):
  *
- *	filter.c	the pure filter: sizing, hashing, atomic bits
- *	shmem.c		guard slots and filter memory in shared memory
+ *	filter.c	the pure filter: sizing, hashing, atomic bits, health formulas
+ *	shmem.c		shared memory: the guard slot table, filter memory and caps,
+ *				and the locking rules
+ *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust
+ *	registry.c	the bloomguard_guards configuration table; ownership checks
+ *	pending.c	what a transaction does to guards when it commits
  *	keys.c		describing and hashing a table's primary key
- *	build.c		building a filter generation online from a table scan
+ *	keycache.c	the backend-wide cache of key descriptions
+ *	coverage.c	the feed trigger's state; noticing it change, and drops
+ *	sizing.c	validating and choosing a filter's capacity
+ *	build.c		building a generation online from a table scan; rebuilds
  *	trigger.c	the feed trigger
- *	lookup.c	guarded_exists() and bloomguard_check()
- *	attach.c	attach, detach, rebuild
- *	registry.c	the bloomguard_guards configuration table
- *	coverage.c	noticing triggers disabled or dropped, and dropped tables
+ *	args.c		turning key arguments into key values
+ *	source.c	the authoritative lookup: index probe or SQL
+ *	lookup.c	guarded_exists(), bloomguard_check(), the trust rule
+ *	maintain.c	the background worker's pass over a database's guards
+ *	worker.c	the background workers: launcher, database worker, attach's
+ *				feed worker
+ *	attach.c	bloomguard_attach(), _detach(), _rebuild()
  *	stats.c		the health view's numbers, probes, counter resets
- *	worker.c	the background worker: rebuilds after restarts, resizes
+ *
+ * compat.h hides the differences between PostgreSQL versions.
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -34,6 +46,7 @@ PG_MODULE_MAGIC;
 
 bool		bg_enabled = true;
 int			bg_max_memory_mb = BG_MAX_MEMORY_DEFAULT;
+int			bg_max_guard_memory_mb = BG_MAX_GUARD_MEMORY_DEFAULT;
 int			bg_max_guards = BG_MAX_GUARDS_DEFAULT;
 double		bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
 int			bg_maintenance_interval = BG_MAINTENANCE_INTERVAL_DEFAULT;
@@ -42,6 +55,7 @@ bool		bg_background_worker = true;
 
 void		_PG_init(void);
 
+/* Define the settings and, while preloading, install the hooks and workers. */
 void
 _PG_init(void)
 {
@@ -112,6 +126,18 @@ _PG_init(void)
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("bloomguard.max_guard_memory",
+							"Shared memory one guard's filter may use.",
+							"An attach, rebuild or automatic resize that would need a larger filter "
+							"fails and changes nothing. Zero leaves only bloomguard.max_memory.",
+							&bg_max_guard_memory_mb,
+							BG_MAX_GUARD_MEMORY_DEFAULT,
+							BG_MAX_GUARD_MEMORY_MIN,
+							BG_MAX_GUARD_MEMORY_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("bloomguard.max_guards",
 							"Maximum number of guarded tables in the cluster.",
 							NULL,
@@ -123,13 +149,10 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
-#if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("bloomguard");
-#else
-	EmitWarningsOnPlaceholders("bloomguard");
-#endif
 
 	bg_shmem_init();
+	bg_pending_init();
 	bg_coverage_init();
 	bg_worker_init();
 }

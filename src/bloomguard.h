@@ -3,6 +3,10 @@
  * bloomguard.h
  *	  Declarations shared by bloomguard's source files.
  *
+ * Declarations are grouped by the file that defines them, from the bottom
+ * floor up; a file calls only into files listed above it (bloomguard.c
+ * has the module map).
+ *
  * Copyright (c) 2026, bloomguard developers
  *
  *-------------------------------------------------------------------------
@@ -17,15 +21,20 @@
 #include "utils/dsa.h"
 #include "utils/relcache.h"
 
+#include "compat.h"
 #include "filter.h"
 
 #define BLOOMGUARD_TRIGGER_NAME		"bloomguard"
+#define BLOOMGUARD_TRIGGER_FUNCTION	"bloomguard_trigger"
 #define BLOOMGUARD_REGISTRY_TABLE	"bloomguard_guards"
 
 /* settings: defaults and limits */
 #define BG_MAX_MEMORY_DEFAULT		128		/* MB */
 #define BG_MAX_MEMORY_MIN			1
 #define BG_MAX_MEMORY_MAX			(INT_MAX / 2)
+#define BG_MAX_GUARD_MEMORY_DEFAULT	0		/* MB; 0: only max_memory applies */
+#define BG_MAX_GUARD_MEMORY_MIN		0
+#define BG_MAX_GUARD_MEMORY_MAX		(INT_MAX / 2)
 #define BG_MAX_GUARDS_DEFAULT		256
 #define BG_MAX_GUARDS_MIN			1
 #define BG_MAX_GUARDS_MAX			100000
@@ -35,11 +44,12 @@
 #define BG_MAINTENANCE_INTERVAL_DEFAULT	10	/* seconds */
 #define BG_MAINTENANCE_INTERVAL_MIN		0
 #define BG_MAINTENANCE_INTERVAL_MAX		(INT_MAX / 1000)
-#define BG_MIN_CAPACITY				1000	/* floor for the default capacity */
+#define BG_MIN_CAPACITY				1000	/* floor for a chosen capacity */
 
 /* bloomguard.c: settings */
 extern bool bg_enabled;
 extern int	bg_max_memory_mb;
+extern int	bg_max_guard_memory_mb;
 extern int	bg_max_guards;
 extern double bg_default_error_rate;
 extern int	bg_maintenance_interval;
@@ -75,7 +85,9 @@ typedef struct BgKeyIdentity
 } BgKeyIdentity;
 
 /*
- * One guard in shared memory.  See shmem.c for which lock protects what.
+ * One guard in shared memory.  Only shmem.c and build.c touch its fields,
+ * under the locking rules in shmem.c's header; everyone else copies a slot
+ * out with bg_slot_copy().
  */
 typedef struct BgSlot
 {
@@ -94,6 +106,7 @@ typedef struct BgSlot
 	double		build_seconds;
 	int			builder_pid;
 	bool		coverage_broken;	/* untrusted while a build was running */
+	TransactionId forget_xid;	/* free the slot once this xid has committed */
 	char		last_error[128];	/* why the last build failed, if it did */
 	/* traffic counters, updated without a lock */
 	pg_atomic_uint64 shortcuts;
@@ -110,8 +123,57 @@ typedef struct BgSlotRef
 {
 	int			index;			/* -1: no slot */
 	uint64		incarnation;
-	uint64		epoch;			/* slot-table epoch when looked up */
+	uint64		epoch;			/* slot-table epoch when looked up; 0 forces a search */
 } BgSlotRef;
+
+#define BG_SLOT_REF_INIT	{-1, 0, 0}
+
+/* A slot copied out under its lock, for readers of its numbers. */
+typedef struct BgSlotCopy
+{
+	int			index;
+	Oid			relid;
+	BgState		state;
+	bool		has_filter;		/* the fields below the line are set */
+	Size		bytes;			/* both generations */
+	uint64		generation;
+	TimestampTz built_at;
+	double		build_seconds;
+	int			builder_pid;
+	bool		building;
+	char		last_error[128];
+	TimestampTz stats_reset;
+	uint64		shortcuts;
+	uint64		source_lookups;
+	uint64		source_hits;
+	uint64		fallbacks;
+	uint64		probes;
+	uint64		probe_hits;
+	/* ---- the serving filter's, when has_filter */
+	uint64		capacity;
+	double		error_rate;
+	uint64		nbits;
+	int			nhashes;
+	uint64		n_added;
+	uint64		bits_set;
+} BgSlotCopy;
+
+/* A traffic counter of a slot. */
+typedef enum BgCounter
+{
+	BG_COUNT_SHORTCUT,
+	BG_COUNT_SOURCE_LOOKUP,
+	BG_COUNT_SOURCE_HIT,
+	BG_COUNT_FALLBACK
+} BgCounter;
+
+/* What a filter says about a key. */
+typedef enum BgAnswer
+{
+	BG_ANSWER_UNKNOWN = -1,		/* no trusted filter */
+	BG_ANSWER_ABSENT = 0,		/* definitely never added */
+	BG_ANSWER_MAYBE = 1
+} BgAnswer;
 
 /*
  * How one key column is hashed.  RAW methods hash the value's bytes; they
@@ -130,7 +192,6 @@ typedef struct BgKeyColumn
 	AttrNumber	attnum;			/* heap attribute number */
 	Oid			typid;			/* column type (may be a domain) */
 	Oid			basetype;		/* type the index compares */
-	int32		typmod;
 	Oid			collation;		/* index collation */
 	Oid			opfamily;		/* btree opfamily of the index column */
 	Oid			eqop;			/* btree equality operator */
@@ -143,50 +204,127 @@ typedef struct BgKeyColumn
 
 typedef struct BgKeyDesc
 {
-	Oid			relid;
 	Oid			indexoid;
 	int			nkeys;
 	bool		hashable;		/* every key column can be hashed */
-	BgKeyColumn cols[INDEX_MAX_KEYS];
+	BgKeyColumn cols[FLEXIBLE_ARRAY_MEMBER];
 } BgKeyDesc;
+
+#define BgKeyDescSize(nkeys) \
+	(offsetof(BgKeyDesc, cols) + (nkeys) * sizeof(BgKeyColumn))
+
+/* A backend's cached description of a table's key (keycache.c). */
+typedef struct BgKeyInfo
+{
+	Oid			relid;
+	BgKeyDesc  *desc;			/* NULL: the table has no usable primary key */
+	BgKeyIdentity identity;		/* of desc */
+	BgSlotRef	ref;			/* where the table's guard was last found */
+	int			pins;			/* calls using it now */
+	bool		retired;		/* evicted while pinned */
+	MemoryContext cxt;			/* holds it, and its hash functions' state */
+} BgKeyInfo;
+
+/* Whether a table's feed trigger is the one attach creates. */
+typedef enum BgFeedState
+{
+	BG_FEED_MISSING,			/* no trigger named bloomguard */
+	BG_FEED_ALTERED,			/* there is one, but not as attach makes it */
+	BG_FEED_NOT_ALWAYS,			/* as attach makes it, but not enabled ALWAYS */
+	BG_FEED_IN_PLACE			/* as attach makes it, enabled ALWAYS */
+} BgFeedState;
 
 
 /* shmem.c */
+extern void bg_shmem_init(void);
 extern void bg_require_loaded(void);
 extern bool bg_loaded(void);
-extern void bg_shmem_init(void);
 extern dsa_area *bg_dsa(void);
+extern int	bg_slot_count(void);
 extern BgSlot *bg_slot(int index);
 extern bool bg_slot_find(Oid relid, BgSlotRef *ref);
 extern BgSlot *bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode);
 extern int	bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state);
 extern void bg_slot_release(Oid dbid, Oid relid);
 extern void bg_slot_release_database(Oid dbid);
+extern void bg_slot_forget_when_committed(Oid dbid, Oid relid, TransactionId xid);
+extern void bg_slot_sweep(void);
+extern void bg_slot_reset_counters(int index, Oid relid);
+extern Size bg_memory_cap(void);
+extern Size bg_guard_memory_cap(void);
 extern void bg_memory_reserve(Size bytes, Oid relid);
 extern void bg_memory_unreserve(Size bytes);
 extern bool bg_memory_fits(Size bytes);
 extern Size bg_memory_in_use(void);
-extern int	bg_slot_count(void);
+
+/* slot.c */
+extern bool bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy);
+extern bool bg_slot_copy_rel(Oid relid, BgSlotCopy *copy);
+extern void bg_slot_bump(int index, BgCounter counter);
+extern int	bg_slot_index(BgSlotRef *ref, Oid relid);
+extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
+							const uint64 *colhashes, int nkeys, bool nomatch,
+							int *slotindex);
+extern void bg_slot_feed(BgSlotRef *ref, Oid relid, const uint64 *colhashes,
+						 int nkeys, bool key_unchanged);
+extern bool bg_slot_probe(Oid relid, int32 n, uint64 *hits, BgState *state);
+extern void bg_untrust(Oid relid, const char *why);
+extern void bg_note_error(Oid relid, const char *why, bool *changed);
+
+/* pending.c */
+extern void bg_pending_init(void);
 extern void bg_forget_at_commit(Oid relid);
 extern void bg_forget_database_at_commit(Oid dbid);
 extern void bg_untrust_at_commit(Oid relid, const char *why);
-extern void bg_slot_reset_counters(BgSlot *slot);
+extern void bg_unregister_at_commit(Oid relid);
+extern bool bg_untrust_pending(Oid relid);
 
-/* coverage.c */
-extern Oid	bg_own_trigger_relid;
-extern bool bg_is_feed_function(Oid funcoid);
-extern void bg_coverage_init(void);
-extern void bg_untrust(Oid relid, const char *why);
+/* registry.c */
+typedef struct BgRegistryEntry
+{
+	Oid			relid;
+	int64		capacity;
+	double		error_rate;
+} BgRegistryEntry;
+
+extern List *bg_registry_list(void);
+extern Oid	bg_extension_schema(void);
+extern bool bg_registry_lookup(Oid relid, int64 *capacity, double *error_rate);
+extern void bg_registry_insert(Oid relid, int64 capacity, double error_rate);
+extern void bg_registry_update(Oid relid, int64 capacity, double error_rate);
+extern void bg_registry_delete(const Oid *relids, int n);
+extern void bg_check_schema_usage(Relation rel);
+extern void bg_check_owner(Relation rel);
+extern void bg_require_guarded(Relation rel, int64 *capacity, double *error_rate);
 
 /* keys.c */
-extern bool bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
-							 bool require_hash);
-extern const BgKeyDesc *bg_keydesc_lookup(Relation rel, const BgKeyIdentity **identity,
-										  BgSlotRef **ref);
+extern Oid	bg_primary_key_index(Relation rel);
+extern BgKeyDesc *bg_keydesc_build(Relation rel, bool missing_ok, bool require_hash);
 extern void bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key);
 extern bool bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b);
 extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 							 uint64 *colhashes);
+
+/* keycache.c */
+extern BgKeyInfo *bg_keyinfo_acquire(Relation rel);
+extern void bg_keyinfo_release(BgKeyInfo *info);
+
+/* coverage.c */
+extern Oid	bg_own_trigger_relid;
+extern void bg_coverage_init(void);
+extern BgFeedState bg_feed_state(Relation rel);
+extern BgFeedState bg_feed_state_by_oid(Oid relid);
+extern bool bg_has_children(Relation rel);
+
+/* sizing.c */
+extern void bg_check_capacity(int64 capacity);
+extern void bg_check_error_rate(double error_rate);
+extern void bg_filter_size(int64 capacity, double error_rate,
+						   uint64 *nbits, int *nhashes, Size *bytes);
+extern double bg_estimate_rows(Relation rel);
+extern double bg_live_rows(Oid relid);
+extern int64 bg_choose_capacity(double rows, double distinct_keys, bool full,
+								int64 current);
 
 /* build.c */
 typedef struct BgBuildState
@@ -199,41 +337,71 @@ typedef struct BgBuildState
 	TimestampTz start;
 } BgBuildState;
 
+extern void bg_check_guardable(Relation rel);
 extern void bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 						   uint64 capacity, double error_rate, BgBuildState *bs);
 extern void bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs);
 extern void bg_build_abandon(BgBuildState *bs, const char *why);
-extern void bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
-					 uint64 capacity, double error_rate);
-extern uint64 bg_default_capacity(Relation rel);
-extern double bg_estimate_rows(Relation rel);
-extern void bg_check_sizing(int64 capacity, double error_rate,
-							uint64 *nbits, int *nhashes, Size *bytes);
+extern int64 bg_rebuild_capacity(Relation rel);
+extern bool bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait);
 
-/* registry.c */
-extern Oid	bg_extension_schema(void);
-extern bool bg_registry_lookup(Oid relid, int64 *capacity, double *error_rate);
-extern void bg_registry_insert(Oid relid, int64 capacity, double error_rate);
-extern void bg_registry_update(Oid relid, int64 capacity, double error_rate);
-extern void bg_registry_delete(Oid relid);
+/* args.c */
+typedef enum BgArgConv
+{
+	BG_ARG_SAME,				/* already the column's (base) type */
+	BG_ARG_INPUT,				/* unknown literal: the type's input function */
+	BG_ARG_INT,					/* int2/int4/int8 to another width */
+	BG_ARG_NUMERIC_TO_INT,		/* numeric to an integer key, if integral */
+	BG_ARG_INT_TO_NUMERIC,		/* integer to a numeric key */
+	BG_ARG_SQL					/* anything else: let SQL's "=" decide */
+} BgArgConv;
+
+typedef enum BgKeyResult
+{
+	BG_KEY_OK,					/* values[] holds the key */
+	BG_KEY_NULL,				/* some argument is NULL: no row matches */
+	BG_KEY_NO_MATCH,			/* no value of the key type can equal it */
+	BG_KEY_SQL					/* must be answered by the SQL query */
+} BgKeyResult;
+
+/* How a call site's key arguments convert, kept in fn_extra. */
+typedef struct BgCallCache
+{
+	Oid			relid;
+	Oid			indexoid;		/* of the key this was worked out for */
+	bool		variadic_array;
+	int			nargs;
+	Oid			argtypes[INDEX_MAX_KEYS];
+	BgArgConv	conv[INDEX_MAX_KEYS];
+	Oid			typinput[INDEX_MAX_KEYS];
+	Oid			typioparam[INDEX_MAX_KEYS];
+	bool		any_sql;
+} BgCallCache;
+
+extern BgArgConv bg_classify_arg(Oid argtype, const BgKeyColumn *col);
+extern BgKeyResult bg_convert_arg(BgArgConv conv, Oid argtype, const BgKeyColumn *col,
+								  Datum arg, Oid typinput, Oid typioparam,
+								  Datum *value);
+extern BgKeyResult bg_call_key(FunctionCallInfo fcinfo, Relation rel,
+							   const BgKeyDesc *desc, BgCallCache **cachep,
+							   Datum *args, Datum *values);
+extern void bg_call_sql_params(const BgCallCache *cache, const BgKeyDesc *desc,
+							   const Datum *args, Datum *params, Oid *types);
+
+/* source.c */
+extern bool bg_index_probe(Relation rel, const BgKeyDesc *desc, const Datum *values);
+extern bool bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *params,
+						  const Oid *types, bool typed);
 
 /* lookup.c */
-extern bool bg_feed_in_place(Relation rel);
+extern bool bg_filter_trusted(Relation rel);
+
+/* maintain.c */
+extern void bg_maintain_database(void);
 
 /* worker.c */
 extern void bg_worker_init(void);
-struct BackgroundWorkerHandle;
-extern bool bg_start_worker(const char *function, const char *type,
-							const char *name, Datum arg,
-							struct BackgroundWorkerHandle **handle);
-
-/* stats.c */
-extern const char *bg_state_name(BgState state);
-
-/* attach.c */
-extern void bg_check_guardable(Relation rel);
-extern void bg_check_owner(Relation rel);
-extern bool bg_rebuild_guard(Relation rel, int64 capacity, double error_rate,
-							 bool nowait);
+extern void bg_install_feed(Oid relid, int64 capacity, double error_rate,
+							volatile bool *committed);
 
 #endif							/* BLOOMGUARD_H */

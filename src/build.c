@@ -3,9 +3,12 @@
  * build.c
  *	  Building a filter generation from a scan of the table, online.
  *
- * bloomguard_attach, bloomguard_rebuild and the background worker all
- * build through bg_build().  The protocol (seed 000's "rebuilding without
- * losing creates", CREATE INDEX CONCURRENTLY's problem):
+ * bloomguard_attach builds through bg_build_begin() and bg_build_finish();
+ * bloomguard_rebuild and the background worker through bg_rebuild(), which
+ * also holds the rebuild policy (what can be guarded, the locks, the
+ * default sizing).  The protocol is that of rebuilding a Bloom filter
+ * without losing keys written meanwhile (CREATE INDEX CONCURRENTLY's
+ * problem): write new keys to both generations, scan, then swap.
  *
  *	1. Allocate the new generation and publish it in the slot as
  *	   "building", under the slot lock.  From now on the trigger adds every
@@ -59,84 +62,23 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
 #include "common/pg_prng.h"
 #include "miscadmin.h"
-#include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
-#include "utils/guc.h"
+#include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
 
 #include "bloomguard.h"
-
-/*
- * Validate capacity and error rate and compute the filter's size.
- */
-void
-bg_check_sizing(int64 capacity, double error_rate,
-				uint64 *nbits, int *nhashes, Size *bytes)
-{
-	if (capacity <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("capacity must be greater than zero"),
-				 errdetail("The capacity given was " INT64_FORMAT ".", capacity)));
-	if (isnan(error_rate) || error_rate <= 0.0 || error_rate >= 1.0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("error_rate must be greater than 0 and less than 1"),
-				 errdetail("The error rate given was %g.", error_rate)));
-	if (!bloom_size((double) capacity, error_rate, nbits, nhashes))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("filter for capacity " INT64_FORMAT " at error rate %g is too large",
-						capacity, error_rate),
-				 errdetail("A filter may have at most " UINT64_FORMAT " bits.",
-						   BLOOM_MAX_BITS)));
-	*bytes = bloom_filter_bytes(*nbits);
-}
-
-/*
- * The table's row count as the planner would estimate it now: the last
- * ANALYZE's density times the current number of pages, or, for a table
- * never analyzed, the pages divided by the estimated row width.  Unlike
- * estimate_rel_size() we do not pretend an empty table has ten pages.
- */
-double
-bg_estimate_rows(Relation rel)
-{
-	BlockNumber curpages = RelationGetNumberOfBlocks(rel);
-	double		reltuples = rel->rd_rel->reltuples;
-	BlockNumber relpages = rel->rd_rel->relpages;
-	int32		width;
-
-	if (curpages == 0)
-		return 0;
-	if (reltuples >= 0 && relpages > 0)
-		return rint(reltuples / relpages * curpages);
-	width = get_rel_data_width(rel, NULL) +
-		MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
-	return rint((double) curpages * (BLCKSZ - SizeOfPageHeaderData) / width);
-}
-
-/*
- * The default capacity: twice the table's estimated row count, at least
- * BG_MIN_CAPACITY.
- */
-uint64
-bg_default_capacity(Relation rel)
-{
-	double		cap = 2.0 * bg_estimate_rows(rel);
-
-	if (cap < BG_MIN_CAPACITY)
-		cap = BG_MIN_CAPACITY;
-	return (uint64) ceil(cap);
-}
 
 /*
  * Scan every page of rel and add the key of every tuple that is not dead
@@ -340,7 +282,7 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 	bs->slotindex = slotindex;
 	bs->start = GetCurrentTimestamp();
 
-	bg_check_sizing((int64) capacity, error_rate, &nbits, &nhashes, &bytes);
+	bg_filter_size((int64) capacity, error_rate, &nbits, &nhashes, &bytes);
 
 	/* count both generations against the cap while they coexist */
 	bg_memory_reserve(bytes, RelationGetRelid(rel));
@@ -459,7 +401,6 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
 	slot->generation++;
-	bs->filter->generation = slot->generation;
 	slot->key = key;
 	slot->built_at = GetCurrentTimestamp();
 	slot->build_seconds = (double) (slot->built_at - bs->start) / USECS_PER_SEC;
@@ -487,13 +428,194 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 				 errhint("Run bloomguard_rebuild() again.")));
 }
 
-/* Build a new generation from a scan of rel and make it the serving one. */
+/* Error out unless rel is a kind of table bloomguard can guard. */
 void
-bg_build(Relation rel, const BgKeyDesc *desc, int slotindex,
-		 uint64 capacity, double error_rate)
+bg_check_guardable(Relation rel)
 {
+	const char *name = RelationGetRelationName(rel);
+
+	switch (rel->rd_rel->relkind)
+	{
+		case RELKIND_RELATION:
+			break;
+		case RELKIND_PARTITIONED_TABLE:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot guard partitioned table \"%s\"", name),
+					 errdetail("Rows can reach a partition without passing through the partitioned table's triggers, and ATTACH PARTITION brings in rows no trigger saw."),
+					 errhint("Guard the partitions one by one instead.")));
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("cannot guard \"%s\"", name),
+					 errdetail("\"%s\" is not a table.", name),
+					 errhint("bloomguard guards ordinary tables by their primary key.")));
+	}
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot guard temporary table \"%s\"", name),
+				 errdetail("A temporary table is visible to one session only; a shared filter would not help it.")));
+	if (rel->rd_tableam != GetHeapamTableAmRoutine())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot guard table \"%s\": only the heap table access method is supported", name)));
+	if (bg_has_children(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot guard table \"%s\" because it has inheritance children", name),
+				 errdetail("A query on the table also reads its children, whose rows its trigger does not see.")));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot change guards during recovery")));
+}
+
+/* Error out, saying what to do, unless rel's feed trigger is in place. */
+static void
+bg_require_feed(Relation rel)
+{
+	const char *name = RelationGetRelationName(rel);
+
+	switch (bg_feed_state(rel))
+	{
+		case BG_FEED_IN_PLACE:
+			return;
+		case BG_FEED_NOT_ALWAYS:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the bloomguard trigger of table \"%s\" is not enabled ALWAYS", name),
+					 errdetail("Without it the filter cannot see every new key."),
+					 errhint("Run ALTER TABLE %s ENABLE ALWAYS TRIGGER bloomguard, then rebuild.",
+							 quote_identifier(name))));
+			break;
+		case BG_FEED_ALTERED:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the bloomguard trigger of table \"%s\" is not the one bloomguard_attach() creates", name),
+					 errdetail("Without it the filter cannot see every new key."),
+					 errhint("Run bloomguard_detach() and then bloomguard_attach() to recreate it.")));
+			break;
+		case BG_FEED_MISSING:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the bloomguard trigger of table \"%s\" is missing", name),
+					 errdetail("Without it the filter cannot see new keys."),
+					 errhint("Run bloomguard_detach() and then bloomguard_attach() to recreate it.")));
+			break;
+	}
+}
+
+/*
+ * The capacity a rebuild of rel's guard without an explicit one should
+ * have, or 0 to keep the serving generation's: when the table has
+ * outgrown that capacity, or the filter is past it (load above 1.0),
+ * sizing.c's choice from the table's live rows and the filter's distinct
+ * keys.
+ */
+int64
+bg_rebuild_capacity(Relation rel)
+{
+	BgSlotCopy	copy;
+	double		rows = bg_live_rows(RelationGetRelid(rel));
+	double		keys = 0;
+	bool		full = false;
+
+	if (!bg_slot_copy_rel(RelationGetRelid(rel), &copy) || !copy.has_filter)
+		return 0;
+	if (rows <= (double) copy.capacity && copy.n_added <= copy.capacity)
+		return 0;
+	keys = bloom_estimated_keys(copy.nbits, copy.nhashes, copy.bits_set, &full);
+	return bg_choose_capacity(rows, keys, full, (int64) copy.capacity);
+}
+
+/*
+ * Rebuild a guard's filter: the policy shared by bloomguard_rebuild() and
+ * the background worker.  capacity <= 0 and error_rate NaN mean "keep the
+ * serving generation's" (capacity grows with the table if it outgrew it
+ * and the bigger filter fits).  With nowait, returns false instead of
+ * waiting when another build (or VACUUM, or DDL) holds the table or its
+ * key index; the background worker uses that so that it never queues
+ * behind anyone.  The caller has checked permissions.
+ */
+bool
+bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			indexoid;
+	BgKeyDesc  *desc;
+	BgKeyIdentity key;
+	BgSlotCopy	copy;
+	int64		reg_capacity;
+	double		reg_error_rate;
+	int64		cur_capacity;
+	double		cur_error_rate;
+	int			slotindex;
 	BgBuildState bs;
 
-	bg_build_begin(rel, desc, slotindex, capacity, error_rate, &bs);
+	bg_require_guarded(rel, NULL, NULL);
+	bg_check_guardable(rel);
+
+	/* one build at a time; waits show up as heavyweight lock waits */
+	indexoid = bg_primary_key_index(rel);
+	if (nowait)
+	{
+		if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+			return false;
+		if (OidIsValid(indexoid) &&
+			!ConditionalLockRelationOid(indexoid, AccessShareLock))
+			return false;
+	}
+	else
+		LockRelationOid(relid, ShareUpdateExclusiveLock);
+
+	bg_require_feed(rel);
+	desc = bg_keydesc_build(rel, false, true);
+
+	/* read the registry again: a rebuild we waited for may have resized it */
+	bg_require_guarded(rel, &reg_capacity, &reg_error_rate);
+
+	/* defaults: the serving generation's sizing, else the registry's */
+	cur_capacity = reg_capacity;
+	cur_error_rate = reg_error_rate;
+	if (bg_slot_copy_rel(relid, &copy) && copy.has_filter)
+	{
+		cur_capacity = (int64) copy.capacity;
+		cur_error_rate = copy.error_rate;
+	}
+	if (isnan(error_rate))
+		error_rate = cur_error_rate;
+	if (capacity <= 0)
+	{
+		int64		grown = bg_rebuild_capacity(rel);
+		uint64		nbits;
+		int			nhashes;
+
+		/*
+		 * Grow if the policy says so and the bigger filter fits: a filter
+		 * at the old capacity (DEGRADED, over capacity) is better than none
+		 * at all.
+		 */
+		capacity = cur_capacity;
+		if (grown > 0 &&
+			bloom_size((double) grown, error_rate, &nbits, &nhashes) &&
+			bg_memory_fits(bloom_filter_bytes(nbits)))
+			capacity = grown;
+	}
+
+	if (bg_slot_copy_rel(relid, &copy))
+		slotindex = copy.index;
+	else
+	{
+		bg_keydesc_identity(desc, &key);
+		slotindex = bg_slot_claim(relid, &key, BG_STATE_NOT_LOADED);
+	}
+
+	bg_build_begin(rel, desc, slotindex, (uint64) capacity, error_rate, &bs);
 	bg_build_finish(rel, desc, &bs);
+
+	if (capacity != reg_capacity || error_rate != reg_error_rate)
+		bg_registry_update(relid, capacity, error_rate);
+	return true;
 }

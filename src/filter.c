@@ -95,14 +95,12 @@ bloom_init(BloomFilter *filter, uint64 capacity, double error_rate,
 {
 	uint64		i;
 
-	filter->magic = BLOOM_FILTER_MAGIC;
 	filter->nhashes = nhashes;
 	filter->nbits = nbits;
 	filter->nwords = (nbits + 63) / 64;
 	filter->capacity = capacity;
 	filter->error_rate = error_rate;
 	filter->seed = seed;
-	filter->generation = 0;
 	pg_atomic_init_u64(&filter->n_added, 0);
 	pg_atomic_init_u64(&filter->bits_set, 0);
 	for (i = 0; i < filter->nwords; i++)
@@ -303,36 +301,43 @@ bloom_maybe(BloomFilter *filter, BloomHash hash)
 	return true;
 }
 
+/*
+ * The health gauges, from a filter's numbers (the health view reports
+ * them from a copy taken under the slot lock).
+ */
+
 /* Fraction of the m bits that are set. */
 double
-bloom_fill(BloomFilter *filter)
+bloom_fill(uint64 nbits, uint64 bits_set)
 {
-	return (double) pg_atomic_read_u64(&filter->bits_set) / (double) filter->nbits;
+	return (double) bits_set / (double) nbits;
 }
 
-/* (1 - e^(-k n_added / m))^k */
+/* The theoretical false-positive rate after n_added adds: (1 - e^(-k n / m))^k */
 double
-bloom_theoretical_fp(BloomFilter *filter)
+bloom_theoretical_fp(uint64 nbits, int nhashes, uint64 n_added)
 {
-	double		k = filter->nhashes;
-	double		n = (double) pg_atomic_read_u64(&filter->n_added);
-	double		m = (double) filter->nbits;
+	double		k = nhashes;
+	double		n = (double) n_added;
+	double		m = (double) nbits;
 
 	return pow(1.0 - exp(-k * n / m), k);
 }
 
-/* -(m / k) ln(1 - fill); *full is set when fill is 1 and there is no estimate. */
+/*
+ * The distinct keys the filter holds, from its fill: -(m / k) ln(1 - fill).
+ * *full is set when every bit is set and there is no estimate.
+ */
 double
-bloom_estimated_keys(BloomFilter *filter, bool *full)
+bloom_estimated_keys(uint64 nbits, int nhashes, uint64 bits_set, bool *full)
 {
-	uint64		set = pg_atomic_read_u64(&filter->bits_set);
-
-	if (set >= filter->nbits)
+	if (bits_set >= nbits)
 	{
 		*full = true;
 		return 0;
 	}
 	*full = false;
-	return -((double) filter->nbits / filter->nhashes) *
-		log(1.0 - (double) set / (double) filter->nbits);
+	/* + 0.0 turns the -0 of an empty filter into 0 */
+	return -((double) nbits / nhashes) *
+		log(1.0 - (double) bits_set / (double) nbits) + 0.0;
 }

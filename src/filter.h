@@ -18,8 +18,6 @@
 
 #include "port/atomics.h"
 
-#define BLOOM_FILTER_MAGIC		0x42474631	/* "BGF1" */
-
 /* hash domains: real keys and probes never share an input */
 #define BLOOM_DOMAIN_KEY		UINT64CONST(0)
 #define BLOOM_DOMAIN_PROBE		UINT64CONST(1)
@@ -45,14 +43,12 @@ typedef struct BloomHash
  */
 typedef struct BloomFilter
 {
-	uint32		magic;
 	int32		nhashes;		/* k */
 	uint64		nbits;			/* m: bit positions in use */
 	uint64		nwords;			/* 64-bit words allocated, ceil(m / 64) */
 	uint64		capacity;		/* n the filter was sized for */
 	double		error_rate;		/* target false-positive rate p */
 	uint64		seed;			/* per-filter random hash key */
-	uint64		generation;		/* which build this is (set by the owner) */
 	pg_atomic_uint64 n_added;	/* adds, duplicates included */
 	pg_atomic_uint64 bits_set;	/* bits that are one */
 	pg_atomic_uint64 words[FLEXIBLE_ARRAY_MEMBER];
@@ -75,8 +71,9 @@ extern void bloom_local_add_batch(const BloomFilter *shape, uint64 *words,
 								  const BloomHash *hashes, int n);
 extern void bloom_merge(BloomFilter *filter, const uint64 *words, uint64 nadded);
 
-extern double bloom_fill(BloomFilter *filter);
-extern double bloom_theoretical_fp(BloomFilter *filter);
-extern double bloom_estimated_keys(BloomFilter *filter, bool *full);
+extern double bloom_fill(uint64 nbits, uint64 bits_set);
+extern double bloom_theoretical_fp(uint64 nbits, int nhashes, uint64 n_added);
+extern double bloom_estimated_keys(uint64 nbits, int nhashes, uint64 bits_set,
+								   bool *full);
 
 #endif							/* BLOOMGUARD_FILTER_H */

@@ -23,8 +23,8 @@
 #include "access/hash.h"
 #include "access/htup_details.h"
 #include "access/nbtree.h"
-#include "access/relation.h"
 #include "catalog/pg_amop.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
@@ -35,9 +35,6 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
-#include "utils/hsearch.h"
-#include "utils/inval.h"
-#include "utils/memutils.h"
 
 #include "bloomguard.h"
 
@@ -47,7 +44,7 @@
  * than the type's default hash opclass) is what guarantees consistency.
  */
 static Oid
-bg_hash_proc_for_eqop(Oid eqop, Oid *hashopfamily)
+bg_hash_proc_for_eqop(Oid eqop)
 {
 	CatCList   *catlist;
 	Oid			result = InvalidOid;
@@ -68,10 +65,7 @@ bg_hash_proc_for_eqop(Oid eqop, Oid *hashopfamily)
 									   aform->amoplefttype,
 									   HASHEXTENDED_PROC);
 			if (OidIsValid(result))
-			{
-				*hashopfamily = aform->amopfamily;
 				break;
-			}
 		}
 	}
 	ReleaseSysCacheList(catlist);
@@ -123,27 +117,61 @@ bg_raw_method(Oid basetype, Oid opcintype, Oid eqop, Oid collation,
 }
 
 /*
- * Describe the primary key of rel.  With missing_ok, returns false instead
- * of raising an error when the table has no primary key.  A key type
- * without hash support is an error with require_hash, and otherwise leaves
- * desc->hashable false: such a key can still be looked up, not filtered.
+ * The primary key index of rel, or InvalidOid.  RelationGetPrimaryKeyIndex()
+ * would not do: before 18 it skips a DEFERRABLE primary key (18 asks with
+ * a deferrable_ok argument), and a deferrable key is as good as any for a
+ * filter, which tolerates the duplicates it can hold inside a transaction.
+ * An invalid index (18 can return one for a partitioned table) is not a
+ * usable key, as it is not for 15's relcache.
  */
-bool
-bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
-				 bool require_hash)
+Oid
+bg_primary_key_index(Relation rel)
 {
-	Oid			indexoid = RelationGetPrimaryKeyIndex(rel);
+	List	   *indexes = RelationGetIndexList(rel);
+	Oid			result = InvalidOid;
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+		Form_pg_index index;
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for index %u", indexoid);
+		index = (Form_pg_index) GETSTRUCT(tup);
+		if (index->indisprimary && index->indisvalid && index->indislive)
+			result = indexoid;
+		ReleaseSysCache(tup);
+		if (OidIsValid(result))
+			break;
+	}
+	list_free(indexes);
+	return result;
+}
+
+/*
+ * Describe the primary key of rel, in memory allocated in the current
+ * memory context (which the hash functions' state also uses).  Returns
+ * NULL when the table has no usable primary key and missing_ok is true,
+ * and raises an error otherwise.  A key type without hash support is an
+ * error with require_hash, and otherwise leaves desc->hashable false: such
+ * a key can still be looked up, not filtered.
+ */
+BgKeyDesc *
+bg_keydesc_build(Relation rel, bool missing_ok, bool require_hash)
+{
+	Oid			indexoid = bg_primary_key_index(rel);
 	Relation	idx;
 	TupleDesc	tupdesc = RelationGetDescr(rel);
+	BgKeyDesc  *desc;
+	int			nkeys;
 	int			i;
 
-	memset(desc, 0, offsetof(BgKeyDesc, cols));
-	desc->relid = RelationGetRelid(rel);
-	desc->hashable = true;
 	if (!OidIsValid(indexoid))
 	{
 		if (missing_ok)
-			return false;
+			return NULL;
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table \"%s\" has no primary key",
@@ -152,23 +180,24 @@ bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
 	}
 
 	idx = index_open(indexoid, AccessShareLock);
+	nkeys = IndexRelationGetNumberOfKeyAttributes(idx);
+	desc = palloc0(BgKeyDescSize(nkeys));
 	desc->indexoid = indexoid;
-	desc->nkeys = IndexRelationGetNumberOfKeyAttributes(idx);
+	desc->nkeys = nkeys;
+	desc->hashable = true;
 
-	for (i = 0; i < desc->nkeys; i++)
+	for (i = 0; i < nkeys; i++)
 	{
 		BgKeyColumn *col = &desc->cols[i];
 		AttrNumber	attnum = idx->rd_index->indkey.values[i];
 		Form_pg_attribute att;
 		Oid			opcintype = idx->rd_opcintype[i];
 		Oid			hashproc;
-		Oid			hashopfamily = InvalidOid;
 
 		Assert(attnum > 0);		/* primary keys have no expressions */
 		att = TupleDescAttr(tupdesc, attnum - 1);
 		col->attnum = attnum;
 		col->typid = att->atttypid;
-		col->typmod = att->atttypmod;
 		col->basetype = getBaseType(att->atttypid);
 		col->collation = idx->rd_indcollation[i];
 		col->opfamily = idx->rd_opfamily[i];
@@ -185,7 +214,7 @@ bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
 			continue;
 
 		/* otherwise use the hash support of the key's own equality */
-		hashproc = bg_hash_proc_for_eqop(col->eqop, &hashopfamily);
+		hashproc = bg_hash_proc_for_eqop(col->eqop);
 		if (OidIsValid(hashproc))
 		{
 			/* container types need hashable elements, too */
@@ -215,7 +244,7 @@ bg_keydesc_build(Relation rel, BgKeyDesc *desc, bool missing_ok,
 		fmgr_info_cxt(hashproc, &col->hashfn, CurrentMemoryContext);
 	}
 	index_close(idx, AccessShareLock);
-	return true;
+	return desc;
 }
 
 /* The identity stored with a filter built from desc. */
@@ -235,6 +264,7 @@ bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key)
 	}
 }
 
+/* Do two key identities describe the same key? */
 bool
 bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b)
 {
@@ -304,107 +334,4 @@ bg_key_colhashes(const BgKeyDesc *desc, const Datum *values, uint64 *colhashes)
 
 	for (i = 0; i < desc->nkeys; i++)
 		colhashes[i] = bg_hash_column(&desc->cols[i], values[i]);
-}
-
-/*
- * A backend-wide cache of key descriptions, so that a prepared statement
- * (whose FmgrInfo, and so fn_extra, is new at every execution) and a
- * single-row INSERT do not describe the key again on every call.  Entries
- * are dropped when the table's relcache entry is invalidated, which every
- * DDL that could change the key does; callers hold a lock on the table, so
- * pending invalidations have been processed before they look.
- */
-typedef struct BgKeyCacheEntry
-{
-	Oid			relid;			/* hash key */
-	bool		valid;
-	bool		has_key;		/* the table has a primary key */
-	BgKeyDesc	desc;
-	BgKeyIdentity identity;
-	BgSlotRef	ref;			/* where the table's guard was last found */
-} BgKeyCacheEntry;
-
-static HTAB *bg_key_cache = NULL;
-
-static void
-bg_key_cache_invalidate(Datum arg, Oid relid)
-{
-	HASH_SEQ_STATUS status;
-	BgKeyCacheEntry *entry;
-
-	if (bg_key_cache == NULL)
-		return;
-	hash_seq_init(&status, bg_key_cache);
-	while ((entry = (BgKeyCacheEntry *) hash_seq_search(&status)) != NULL)
-	{
-		if (!OidIsValid(relid) || entry->relid == relid)
-			entry->valid = false;
-	}
-}
-
-/*
- * The description of rel's primary key, from the backend's cache.  Returns
- * NULL if the table has no primary key.  desc->hashable says whether it
- * can be filtered.  *identity, if not NULL, is set to the key's identity,
- * and *ref, if not NULL, to the table's cached guard slot reference (which
- * validates itself, so it survives invalidations and executions).
- */
-const BgKeyDesc *
-bg_keydesc_lookup(Relation rel, const BgKeyIdentity **identity, BgSlotRef **ref)
-{
-	Oid			relid = RelationGetRelid(rel);
-	BgKeyCacheEntry *entry;
-	bool		found;
-
-	if (bg_key_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(Oid);
-		ctl.entrysize = sizeof(BgKeyCacheEntry);
-		ctl.hcxt = CacheMemoryContext;
-		bg_key_cache = hash_create("bloomguard key descriptions", 64, &ctl,
-								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		CacheRegisterRelcacheCallback(bg_key_cache_invalidate, (Datum) 0);
-	}
-
-	entry = (BgKeyCacheEntry *) hash_search(bg_key_cache, &relid, HASH_ENTER, &found);
-	if (!found)
-	{
-		entry->valid = false;
-		entry->ref.index = -1;
-		entry->ref.incarnation = 0;
-		entry->ref.epoch = 0;	/* forces a search on first use */
-	}
-	if (ref)
-		*ref = &entry->ref;
-	while (!entry->valid)
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(CacheMemoryContext);
-
-		/*
-		 * Mark it valid first: an invalidation that arrives while we build
-		 * (index_open accepts them) clears the flag again, and we rebuild.
-		 */
-		entry->valid = true;
-		PG_TRY();
-		{
-			entry->has_key = bg_keydesc_build(rel, &entry->desc, true, false);
-		}
-		PG_CATCH();
-		{
-			MemoryContextSwitchTo(oldcxt);
-			hash_search(bg_key_cache, &relid, HASH_REMOVE, NULL);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		MemoryContextSwitchTo(oldcxt);
-		if (entry->has_key)
-			bg_keydesc_identity(&entry->desc, &entry->identity);
-	}
-	if (!entry->has_key)
-		return NULL;
-	if (identity)
-		*identity = &entry->identity;
-	return &entry->desc;
 }

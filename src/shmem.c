@@ -7,9 +7,15 @@
  * segment, sized by bloomguard.max_guards.  Filters themselves live in a
  * dynamic shared memory area (DSA) created in place in the main segment at
  * postmaster start, so they can be created, resized and freed while the
- * server runs.  Their total size is capped by bloomguard.max_memory; the
- * cap is enforced by our own accounting (memory_in_use), before anything
- * is allocated.
+ * server runs.  Their total size is capped by bloomguard.max_memory (and
+ * each guard's by bloomguard.max_guard_memory); the caps are enforced by
+ * our own accounting (memory_in_use), before anything is allocated.
+ *
+ * This file, slot.c and build.c are the only ones that touch a slot's
+ * fields, under the locking rules below.  Everyone else goes through
+ * slot.c: bg_slot_ask() for a lookup, bg_slot_feed() for the trigger,
+ * bg_slot_copy() for a consistent copy of a slot's numbers (the way
+ * pg_stat_statements copies an entry).
  *
  * Locking:
  *
@@ -19,8 +25,8 @@
  *   by (database, table) take it in shared mode.
  *
  * - BgSlot->lock protects everything else in a slot: state, key identity,
- *   the serving and building filter pointers and their metadata.  Readers
- *   (guarded_exists, bloomguard_check) and the trigger hold it in shared
+ *   the serving and building filter pointers and their metadata,
+ *   forget_xid and last_error.  Readers and the trigger hold it in shared
  *   mode for as long as they use a filter, so a filter can only be freed
  *   by someone holding it exclusively: a reader can never see freed
  *   memory.  Swaps, state changes and frees take it exclusively, briefly.
@@ -43,13 +49,13 @@
  */
 #include "postgres.h"
 
-#include "access/xact.h"
+#include "access/transam.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "bloomguard.h"
@@ -64,6 +70,7 @@ typedef struct BgShared
 	Size		memory_in_use;
 	uint64		next_incarnation;
 	pg_atomic_uint64 epoch;
+	pg_atomic_uint32 forgets_pending;	/* slots with a forget_xid */
 	int			nslots;
 	BgSlot		slots[FLEXIBLE_ARRAY_MEMBER];
 } BgShared;
@@ -75,32 +82,7 @@ static dsa_area *bg_area = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/*
- * Backend-local: what to do to guards when this transaction commits.
- * FORGET frees a guard's slot (detach, DROP TABLE; InvalidOid: every guard
- * of the database, DROP EXTENSION) at COMMIT, once the transaction's locks
- * are the only thing keeping writers out.  UNTRUST marks a guard untrusted
- * (its trigger was changed, coverage.c) at PRE_COMMIT, before the
- * transaction's rows become visible.  Entries of an aborted subtransaction
- * are dropped.
- */
-typedef enum BgPendingKind
-{
-	BG_PENDING_FORGET,
-	BG_PENDING_FORGET_DATABASE,	/* relid holds a database OID */
-	BG_PENDING_UNTRUST
-} BgPendingKind;
-
-typedef struct BgPending
-{
-	BgPendingKind kind;
-	Oid			relid;
-	int			nestlevel;
-	const char *why;			/* UNTRUST: the reason, a constant string */
-} BgPending;
-
-static List *bg_pending = NIL;
-
+/* Size of the slot table. */
 static Size
 bg_shmem_size(void)
 {
@@ -150,6 +132,7 @@ bg_shmem_startup(void)
 		bg_shared->memory_in_use = 0;
 		bg_shared->next_incarnation = 1;
 		pg_atomic_init_u64(&bg_shared->epoch, 1);
+		pg_atomic_init_u32(&bg_shared->forgets_pending, 0);
 		bg_shared->nslots = bg_max_guards;
 		for (i = 0; i < bg_max_guards; i++)
 		{
@@ -160,6 +143,7 @@ bg_shmem_startup(void)
 			slot->state = BG_STATE_FREE;
 			slot->serving = InvalidDsaPointer;
 			slot->building = InvalidDsaPointer;
+			slot->forget_xid = InvalidTransactionId;
 			pg_atomic_init_u64(&slot->shortcuts, 0);
 			pg_atomic_init_u64(&slot->source_lookups, 0);
 			pg_atomic_init_u64(&slot->source_hits, 0);
@@ -196,125 +180,7 @@ bg_dsa_detach(int code, Datum arg)
 	bg_area = NULL;
 }
 
-/* Is there a pending entry of this kind? */
-static bool
-bg_pending_any(BgPendingKind kind)
-{
-	ListCell   *lc;
-
-	foreach(lc, bg_pending)
-	{
-		if (((BgPending *) lfirst(lc))->kind == kind)
-			return true;
-	}
-	return false;
-}
-
-/* Carry out the pending entries of one kind. */
-static void
-bg_pending_run(BgPendingKind kind)
-{
-	ListCell   *lc;
-
-	foreach(lc, bg_pending)
-	{
-		BgPending  *p = (BgPending *) lfirst(lc);
-
-		if (p->kind != kind)
-			continue;
-		if (kind == BG_PENDING_FORGET_DATABASE)
-			bg_slot_release_database(p->relid);
-		else if (kind == BG_PENDING_UNTRUST)
-		{
-			/* a dropped table's slot is forgotten at COMMIT instead */
-			if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(p->relid)))
-				bg_untrust(p->relid, p->why);
-		}
-		else if (OidIsValid(p->relid))
-			bg_slot_release(MyDatabaseId, p->relid);
-		else
-			bg_slot_release_database(MyDatabaseId);
-	}
-}
-
-/*
- * Transaction callbacks.  PREPARE with a pending FORGET is refused: nothing
- * of ours runs at COMMIT PREPARED, which would leave a filter that no
- * trigger feeds.  A pending UNTRUST is carried out at PRE_PREPARE for the
- * same reason.
- */
-static void
-bg_xact_callback(XactEvent event, void *arg)
-{
-	if (bg_pending == NIL)
-		return;
-	switch (event)
-	{
-		case XACT_EVENT_PRE_PREPARE:
-			if (bg_pending_any(BG_PENDING_FORGET))
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot PREPARE a transaction that has detached a bloomguard guard")));
-			bg_pending_run(BG_PENDING_UNTRUST);
-			break;
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			bg_pending_run(BG_PENDING_UNTRUST);
-			break;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-			bg_pending_run(BG_PENDING_FORGET);
-			bg_pending_run(BG_PENDING_FORGET_DATABASE);
-			bg_pending = NIL;
-			break;
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-		case XACT_EVENT_PREPARE:
-			bg_pending = NIL;
-			break;
-		default:
-			break;
-	}
-}
-
-static void
-bg_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
-					SubTransactionId parentSubid, void *arg)
-{
-	int			level;
-	ListCell   *lc;
-
-	if (bg_pending == NIL)
-		return;
-	level = GetCurrentTransactionNestLevel();
-	if (event == SUBXACT_EVENT_ABORT_SUB)
-	{
-		List	   *keep = NIL;
-		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-
-		foreach(lc, bg_pending)
-		{
-			BgPending  *p = (BgPending *) lfirst(lc);
-
-			if (p->nestlevel < level)
-				keep = lappend(keep, p);
-		}
-		MemoryContextSwitchTo(oldcxt);
-		bg_pending = keep;
-	}
-	else if (event == SUBXACT_EVENT_COMMIT_SUB)
-	{
-		foreach(lc, bg_pending)
-		{
-			BgPending  *p = (BgPending *) lfirst(lc);
-
-			if (p->nestlevel >= level)
-				p->nestlevel = level - 1;
-		}
-	}
-}
-
-/* Called from _PG_init while preloading. */
+/* Install the shared memory hooks; called from _PG_init while preloading. */
 void
 bg_shmem_init(void)
 {
@@ -322,8 +188,6 @@ bg_shmem_init(void)
 	shmem_request_hook = bg_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = bg_shmem_startup;
-	RegisterXactCallback(bg_xact_callback, NULL);
-	RegisterSubXactCallback(bg_subxact_callback, NULL);
 }
 
 /* Error out unless the library was preloaded. */
@@ -361,6 +225,7 @@ bg_dsa(void)
 	return bg_area;
 }
 
+/* The slot at index (build.c's access to the fields it owns). */
 BgSlot *
 bg_slot(int index)
 {
@@ -368,6 +233,7 @@ bg_slot(int index)
 	return &bg_shared->slots[index];
 }
 
+/* Number of slots (bloomguard.max_guards), 0 if not preloaded. */
 int
 bg_slot_count(void)
 {
@@ -445,9 +311,35 @@ bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
 	}
 }
 
+/* Zero a slot's traffic counters (not n_added: that is filter state). */
+static void
+bg_slot_zero_counters(BgSlot *slot)
+{
+	pg_atomic_write_u64(&slot->shortcuts, 0);
+	pg_atomic_write_u64(&slot->source_lookups, 0);
+	pg_atomic_write_u64(&slot->source_hits, 0);
+	pg_atomic_write_u64(&slot->fallbacks, 0);
+	pg_atomic_write_u64(&slot->probes, 0);
+	pg_atomic_write_u64(&slot->probe_hits, 0);
+	slot->stats_reset = GetCurrentTimestamp();
+}
+
+/* Zero the traffic counters of the slot at index, if it still guards relid. */
+void
+bg_slot_reset_counters(int index, Oid relid)
+{
+	BgSlot	   *slot = &bg_shared->slots[index];
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (slot->state != BG_STATE_FREE && slot->dbid == MyDatabaseId &&
+		slot->relid == relid)
+		bg_slot_zero_counters(slot);
+	LWLockRelease(&slot->lock);
+}
+
 /*
  * Claim a slot for a table in this database, in the given state.  Fails
- * if the table already has one or all slots are in use.
+ * if the table already has one or all slots are in use.  Returns its index.
  */
 int
 bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
@@ -457,6 +349,7 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	BgSlot	   *slot;
 
 	bg_require_loaded();
+	bg_slot_sweep();
 	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
 	if (bg_slot_search(MyDatabaseId, relid) >= 0)
 	{
@@ -500,25 +393,13 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	slot->build_seconds = 0;
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
+	slot->forget_xid = InvalidTransactionId;
 	slot->last_error[0] = '\0';
-	bg_slot_reset_counters(slot);
+	bg_slot_zero_counters(slot);
 	LWLockRelease(&slot->lock);
 	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	LWLockRelease(bg_shared->lock);
 	return index;
-}
-
-/* Zero a slot's traffic counters (not n_added: that is filter state). */
-void
-bg_slot_reset_counters(BgSlot *slot)
-{
-	pg_atomic_write_u64(&slot->shortcuts, 0);
-	pg_atomic_write_u64(&slot->source_lookups, 0);
-	pg_atomic_write_u64(&slot->source_hits, 0);
-	pg_atomic_write_u64(&slot->fallbacks, 0);
-	pg_atomic_write_u64(&slot->probes, 0);
-	pg_atomic_write_u64(&slot->probe_hits, 0);
-	slot->stats_reset = GetCurrentTimestamp();
 }
 
 /* Free a table's slot and its filters, if it has one. */
@@ -546,6 +427,9 @@ bg_slot_release(Oid dbid, Oid relid)
 		slot->building = InvalidDsaPointer;
 		slot->serving_bytes = slot->building_bytes = 0;
 		slot->state = BG_STATE_FREE;
+		if (TransactionIdIsValid(slot->forget_xid))
+			pg_atomic_fetch_sub_u32(&bg_shared->forgets_pending, 1);
+		slot->forget_xid = InvalidTransactionId;
 		slot->incarnation = bg_shared->next_incarnation++;
 		LWLockRelease(&slot->lock);
 		bg_shared->memory_in_use -= bytes;
@@ -560,7 +444,21 @@ bg_slot_release(Oid dbid, Oid relid)
 		dsa_free(bg_dsa(), building);
 }
 
-/* Free every slot of a database (DROP EXTENSION). */
+/* The table of the slot at index if it belongs to dbid, else InvalidOid. */
+static Oid
+bg_slot_relid(int index, Oid dbid)
+{
+	BgSlot	   *slot = &bg_shared->slots[index];
+	Oid			relid = InvalidOid;
+
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	if (slot->state != BG_STATE_FREE && slot->dbid == dbid)
+		relid = slot->relid;
+	LWLockRelease(&slot->lock);
+	return relid;
+}
+
+/* Free every slot of a database (DROP EXTENSION, DROP DATABASE). */
 void
 bg_slot_release_database(Oid dbid)
 {
@@ -568,26 +466,116 @@ bg_slot_release_database(Oid dbid)
 
 	for (i = 0; i < bg_shared->nslots; i++)
 	{
-		BgSlot	   *slot = &bg_shared->slots[i];
-		Oid			relid = InvalidOid;
+		Oid			relid = bg_slot_relid(i, dbid);
 
-		LWLockAcquire(&slot->lock, LW_SHARED);
-		if (slot->state != BG_STATE_FREE && slot->dbid == dbid)
-			relid = slot->relid;
-		LWLockRelease(&slot->lock);
 		if (OidIsValid(relid))
 			bg_slot_release(dbid, relid);
 	}
 }
 
-/* Count bytes against bloomguard.max_memory, or fail without changing anything. */
+/*
+ * Free a guard's slot once xid commits: the prepared transaction xid
+ * drops or detaches it, and nothing of ours runs at COMMIT PREPARED.
+ * relid InvalidOid: every guard of the database (DROP EXTENSION).
+ * bg_slot_sweep() does the freeing, or forgets the mark if xid aborts.
+ */
+void
+bg_slot_forget_when_committed(Oid dbid, Oid relid, TransactionId xid)
+{
+	int			i;
+
+	for (i = 0; i < bg_shared->nslots; i++)
+	{
+		BgSlot	   *slot = &bg_shared->slots[i];
+
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		if (slot->state != BG_STATE_FREE && slot->dbid == dbid &&
+			(!OidIsValid(relid) || slot->relid == relid) &&
+			!TransactionIdIsValid(slot->forget_xid))
+		{
+			slot->forget_xid = xid;
+			pg_atomic_fetch_add_u32(&bg_shared->forgets_pending, 1);
+		}
+		LWLockRelease(&slot->lock);
+	}
+}
+
+/*
+ * Carry out the frees that prepared transactions left behind: free the
+ * slots whose forget_xid committed, and clear the mark where it aborted.
+ * Cheap when there are none.
+ */
+void
+bg_slot_sweep(void)
+{
+	int			i;
+
+	if (bg_shared == NULL || pg_atomic_read_u32(&bg_shared->forgets_pending) == 0)
+		return;
+	for (i = 0; i < bg_shared->nslots; i++)
+	{
+		BgSlot	   *slot = &bg_shared->slots[i];
+		TransactionId xid;
+		Oid			dbid;
+		Oid			relid;
+
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		xid = slot->state != BG_STATE_FREE ? slot->forget_xid : InvalidTransactionId;
+		dbid = slot->dbid;
+		relid = slot->relid;
+		LWLockRelease(&slot->lock);
+		if (!TransactionIdIsValid(xid) || TransactionIdIsInProgress(xid))
+			continue;
+		if (TransactionIdDidCommit(xid))
+			bg_slot_release(dbid, relid);
+		else
+		{
+			LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+			if (slot->forget_xid == xid)
+			{
+				slot->forget_xid = InvalidTransactionId;
+				pg_atomic_fetch_sub_u32(&bg_shared->forgets_pending, 1);
+			}
+			LWLockRelease(&slot->lock);
+		}
+	}
+}
+
+/* bloomguard.max_memory in bytes. */
+Size
+bg_memory_cap(void)
+{
+	return (Size) bg_max_memory_mb * 1024 * 1024;
+}
+
+/* bloomguard.max_guard_memory in bytes; 0 when unset. */
+Size
+bg_guard_memory_cap(void)
+{
+	return (Size) bg_max_guard_memory_mb * 1024 * 1024;
+}
+
+/*
+ * Count bytes of one filter against bloomguard.max_memory (and the
+ * per-guard cap), or fail without changing anything.
+ */
 void
 bg_memory_reserve(Size bytes, Oid relid)
 {
-	Size		cap = (Size) bg_max_memory_mb * 1024 * 1024;
+	Size		cap = bg_memory_cap();
+	Size		guard_cap = bg_guard_memory_cap();
 	Size		in_use;
 
 	bg_require_loaded();
+	if (guard_cap > 0 && bytes > guard_cap)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("filter for table \"%s\" would exceed bloomguard.max_guard_memory",
+						get_rel_name(relid)),
+				 errdetail("The filter needs %zu bytes; one guard's filter may have at most %zu bytes.",
+						   bytes, guard_cap),
+				 errhint("Choose a smaller capacity or a larger error rate, or ask the administrator to raise bloomguard.max_guard_memory.")));
+	bg_slot_sweep();
 	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
 	in_use = bg_shared->memory_in_use;
 	if (bytes > cap || in_use > cap - bytes)
@@ -605,15 +593,19 @@ bg_memory_reserve(Size bytes, Oid relid)
 	LWLockRelease(bg_shared->lock);
 }
 
-/* Would bytes more fit under bloomguard.max_memory right now? */
+/* Would bytes more fit under the memory caps right now? */
 bool
 bg_memory_fits(Size bytes)
 {
-	Size		cap = (Size) bg_max_memory_mb * 1024 * 1024;
+	Size		cap = bg_memory_cap();
+	Size		guard_cap = bg_guard_memory_cap();
 
+	if (guard_cap > 0 && bytes > guard_cap)
+		return false;
 	return bytes <= cap && bg_memory_in_use() <= cap - bytes;
 }
 
+/* Give back bytes counted by bg_memory_reserve(). */
 void
 bg_memory_unreserve(Size bytes)
 {
@@ -623,6 +615,7 @@ bg_memory_unreserve(Size bytes)
 	LWLockRelease(bg_shared->lock);
 }
 
+/* Bytes all filters use now. */
 Size
 bg_memory_in_use(void)
 {
@@ -633,44 +626,4 @@ bg_memory_in_use(void)
 	result = bg_shared->memory_in_use;
 	LWLockRelease(bg_shared->lock);
 	return result;
-}
-
-static void
-bg_pending_add(BgPendingKind kind, Oid relid, const char *why)
-{
-	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-	BgPending  *p = palloc(sizeof(BgPending));
-
-	p->kind = kind;
-	p->relid = relid;
-	p->nestlevel = GetCurrentTransactionNestLevel();
-	p->why = why;
-	bg_pending = lappend(bg_pending, p);
-	MemoryContextSwitchTo(oldcxt);
-}
-
-/*
- * Free this table's slot when the current transaction commits (InvalidOid:
- * every guard of this database).
- */
-void
-bg_forget_at_commit(Oid relid)
-{
-	(void) bg_dsa();			/* no DSA attach (or error) inside COMMIT */
-	bg_pending_add(BG_PENDING_FORGET, relid, NULL);
-}
-
-/* Free every guard of a dropped database when the transaction commits. */
-void
-bg_forget_database_at_commit(Oid dbid)
-{
-	(void) bg_dsa();
-	bg_pending_add(BG_PENDING_FORGET_DATABASE, dbid, NULL);
-}
-
-/* Mark this table's guard untrusted when the current transaction commits. */
-void
-bg_untrust_at_commit(Oid relid, const char *why)
-{
-	bg_pending_add(BG_PENDING_UNTRUST, relid, why);
 }

@@ -3,16 +3,26 @@
  * stats.c
  *	  What the health view reads, probes, and resetting counters.
  *
- * bloomguard_guard_stats() copies each guard's state and counters out of
- * shared memory, one row per guard of this database, and the
- * bloomguard_health view (in the install script) derives the gauges and
- * the health rule from them.  Only the slot lock is taken, in shared mode
- * and briefly; fill is maintained by the adders (bits_set), so the view
- * never scans a filter and never stalls writers or readers.
+ * bloomguard_guard_stats_1_1() returns one row per guard of this database
+ * that the caller may see, with the guard's state and counters copied out
+ * of shared memory (bg_slot_copy(), which takes the slot lock briefly in
+ * shared mode) and the health gauges computed from them by filter.c's
+ * formulas; the bloomguard_health view adds the health rule and advice.
+ * The function is executable by PUBLIC, so it filters the rows itself
+ * (the view is not a security barrier): superusers and members of
+ * pg_read_all_stats see every guard; other roles see the guards of the
+ * tables they could query (USAGE on the schema and SELECT on the table or
+ * one of its columns).  Fill is maintained by the adders (bits_set), so
+ * the view never scans a filter, and it never waits for a table lock.
+ *
+ * bloomguard_guard_stats() is the same for version 1.0 of the SQL
+ * interface, whose view computes the gauges itself: a server that runs
+ * this library before ALTER EXTENSION bloomguard UPDATE keeps working.
  *
  * bloomguard_probe() asks the filter about keys from the reserved probe
  * hash domain (filter.c), which no real key can produce, so every "maybe"
- * it gets is a false positive.  Probes never touch the table.
+ * it gets is a false positive.  Probes never touch the table, and say
+ * nothing about which keys exist.
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -23,7 +33,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/pg_authid.h"
-#include "common/pg_prng.h"
+#include "catalog/pg_class.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -36,26 +46,22 @@
 #include "bloomguard.h"
 
 PG_FUNCTION_INFO_V1(bloomguard_guard_stats);
+PG_FUNCTION_INFO_V1(bloomguard_guard_stats_1_1);
 PG_FUNCTION_INFO_V1(bloomguard_probe);
 PG_FUNCTION_INFO_V1(bloomguard_reset_stats);
 
-#define BG_STATS_COLS 24
-
-/* May the current user see this guard's row? */
-static bool
-bg_may_see(Oid relid)
+typedef enum BgStatsVersion
 {
-	Oid			userid = GetUserId();
+	BG_STATS_V1_0,
+	BG_STATS_V1_1
+} BgStatsVersion;
 
-	if (has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS))
-		return true;
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		return false;
-	return pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK ||
-		pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK;
-}
+#define BG_STATS_COLS_V1_0	24
+#define BG_STATS_COLS_V1_1	33
+#define BG_STATS_COLS_MAX	33
 
-const char *
+/* A state's name, as the health view shows it. */
+static const char *
 bg_state_name(BgState state)
 {
 	switch (state)
@@ -74,121 +80,247 @@ bg_state_name(BgState state)
 	return "unknown";
 }
 
+/* The health view's name for a feed trigger's state. */
+static const char *
+bg_feed_name(BgFeedState state)
+{
+	switch (state)
+	{
+		case BG_FEED_MISSING:
+			return "missing";
+		case BG_FEED_ALTERED:
+			return "altered";
+		case BG_FEED_NOT_ALWAYS:
+			return "not_always";
+		case BG_FEED_IN_PLACE:
+			return "in_place";
+	}
+	return "unknown";
+}
+
 /*
- * bloomguard_guard_stats(): the raw per-guard numbers behind the health
- * view, for guards of this database whose table the caller may read.
+ * May the current user see this guard's row?  Only if the table exists and
+ * the user could query it, or reads all statistics.
  */
-Datum
-bloomguard_guard_stats(PG_FUNCTION_ARGS)
+static bool
+bg_may_see(Oid relid)
+{
+	Oid			userid = GetUserId();
+	Oid			nspid;
+
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return false;
+	if (has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS))
+		return true;
+	nspid = get_rel_namespace(relid);
+	if (bg_namespace_aclcheck(nspid, userid, ACL_USAGE) != ACLCHECK_OK)
+		return false;
+	return pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK;
+}
+
+/* Fill the version 1.0 columns for a slot copy. */
+static int
+bg_stats_row_1_0(const BgSlotCopy *c, Datum *values, bool *nulls)
+{
+	int			n = 0;
+	bool		nf = !c->has_filter;
+
+	values[n++] = ObjectIdGetDatum(c->relid);
+	values[n++] = CStringGetTextDatum(bg_state_name(c->state));
+	values[n++] = Int64GetDatum((int64) c->generation);
+	values[n] = Int64GetDatum((int64) c->capacity);
+	nulls[n++] = nf;
+	values[n] = Float8GetDatum(c->error_rate);
+	nulls[n++] = nf;
+	values[n] = Int64GetDatum((int64) c->nbits);
+	nulls[n++] = nf;
+	values[n] = Int32GetDatum(c->nhashes);
+	nulls[n++] = nf;
+	values[n++] = Int64GetDatum((int64) c->bytes);
+	values[n] = Int64GetDatum((int64) c->n_added);
+	nulls[n++] = nf;
+	values[n] = Int64GetDatum((int64) c->bits_set);
+	nulls[n++] = nf;
+	values[n++] = Int64GetDatum((int64) c->probes);
+	values[n++] = Int64GetDatum((int64) c->probe_hits);
+	values[n++] = Int64GetDatum((int64) (c->shortcuts + c->source_lookups + c->fallbacks));
+	values[n++] = Int64GetDatum((int64) c->shortcuts);
+	values[n++] = Int64GetDatum((int64) c->source_lookups);
+	values[n++] = Int64GetDatum((int64) c->source_hits);
+	values[n++] = Int64GetDatum((int64) c->fallbacks);
+	values[n] = TimestampTzGetDatum(c->built_at);
+	nulls[n++] = (c->built_at == 0);
+	values[n] = Float8GetDatum(c->build_seconds);
+	nulls[n++] = (c->built_at == 0);
+	values[n] = Int32GetDatum(c->builder_pid);
+	nulls[n++] = (c->builder_pid == 0);
+	values[n] = CStringGetTextDatum(c->last_error);
+	nulls[n++] = (c->last_error[0] == '\0');
+	values[n++] = TimestampTzGetDatum(c->stats_reset);
+	values[n++] = Int64GetDatum((int64) bg_memory_in_use());
+	values[n++] = Int64GetDatum((int64) bg_memory_cap());
+	return n;
+}
+
+/*
+ * Fill the version 1.1 columns for a guard: its registry entry (reg, NULL
+ * for a slot with no row yet, mid-attach) and its slot copy (c->relid
+ * InvalidOid when it has no slot: not loaded since a restart).
+ */
+static int
+bg_stats_row_1_1(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
+				 Datum *values, bool *nulls)
+{
+	int			n = 0;
+	bool		nf = !c->has_filter;
+	uint64		lost = c->source_lookups - c->source_hits;
+	double		keys = 0;
+	bool		full = false;
+	int64		capacity = c->has_filter ? (int64) c->capacity : (reg ? reg->capacity : 0);
+	const char *state;
+
+	if (!bg_enabled)
+		state = "disabled";
+	else if (OidIsValid(c->relid))
+		state = bg_state_name(c->state);
+	else
+		state = "not_loaded";
+	if (c->has_filter)
+		keys = bloom_estimated_keys(c->nbits, c->nhashes, c->bits_set, &full);
+
+	values[n++] = ObjectIdGetDatum(relid);
+	values[n++] = CStringGetTextDatum(state);
+	values[n++] = CStringGetTextDatum(bg_feed_name(bg_feed_state_by_oid(relid)));
+	values[n++] = Int64GetDatum((int64) c->generation);
+	values[n] = Int64GetDatum(capacity);
+	nulls[n++] = (capacity == 0);
+	values[n] = Float8GetDatum(c->has_filter ? c->error_rate : (reg ? reg->error_rate : 0));
+	nulls[n++] = nf && reg == NULL;
+	values[n] = Int64GetDatum((int64) c->nbits);
+	nulls[n++] = nf;
+	values[n] = Int32GetDatum(c->nhashes);
+	nulls[n++] = nf;
+	values[n++] = Int64GetDatum((int64) c->bytes);
+	values[n] = Int64GetDatum((int64) c->n_added);
+	nulls[n++] = nf;
+	values[n] = Int64GetDatum((int64) c->bits_set);
+	nulls[n++] = nf;
+	/* the gauges (filter.c's formulas) */
+	values[n] = Float8GetDatum(nf ? 0 : (double) c->n_added / (double) c->capacity);
+	nulls[n++] = nf;
+	values[n] = Float8GetDatum(nf ? 0 : bloom_fill(c->nbits, c->bits_set));
+	nulls[n++] = nf;
+	values[n] = Float8GetDatum(keys);
+	nulls[n++] = nf || full;
+	values[n] = Float8GetDatum(nf ? 0 : bloom_theoretical_fp(c->nbits, c->nhashes, c->n_added));
+	nulls[n++] = nf;
+	values[n++] = Int64GetDatum((int64) c->probes);
+	values[n++] = Int64GetDatum((int64) c->probe_hits);
+	values[n++] = Float8GetDatum(c->probes > 0 ? (double) c->probe_hits / c->probes : 0);
+	values[n++] = Int64GetDatum((int64) (c->shortcuts + c->source_lookups + c->fallbacks));
+	values[n++] = Int64GetDatum((int64) c->shortcuts);
+	values[n++] = Int64GetDatum((int64) c->source_lookups);
+	values[n++] = Int64GetDatum((int64) c->source_hits);
+	values[n++] = Int64GetDatum((int64) c->fallbacks);
+	values[n++] = Float8GetDatum(lost + c->shortcuts > 0 ?
+								 (double) lost / (double) (lost + c->shortcuts) : 0);
+	/* what a resize would choose: the advice for OVER_CAPACITY */
+	values[n] = Int64GetDatum(nf ? 0 :
+							  bg_choose_capacity(bg_live_rows(relid), keys, full,
+												 (int64) c->capacity));
+	nulls[n++] = nf;
+	values[n] = TimestampTzGetDatum(c->built_at);
+	nulls[n++] = (c->built_at == 0);
+	values[n] = Float8GetDatum(c->build_seconds);
+	nulls[n++] = (c->built_at == 0);
+	values[n] = Int32GetDatum(c->builder_pid);
+	nulls[n++] = (c->builder_pid == 0);
+	values[n] = CStringGetTextDatum(c->last_error);
+	nulls[n++] = (c->last_error[0] == '\0');
+	values[n] = TimestampTzGetDatum(c->stats_reset);
+	nulls[n++] = !OidIsValid(c->relid);
+	values[n++] = Int64GetDatum((int64) bg_memory_in_use());
+	values[n++] = Int64GetDatum((int64) bg_memory_cap());
+	return n;
+}
+
+/* The rows of bloomguard_guard_stats() in either version. */
+static void
+bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	List	   *registry = NIL;
+	ListCell   *lc;
 	int			i;
 
 	bg_require_loaded();
 	InitMaterializedSRF(fcinfo, 0);
+	bg_slot_sweep();
 
+	/* version 1.1: every registered guard, with its slot if it has one */
+	if (version == BG_STATS_V1_1)
+	{
+		registry = bg_registry_list();
+		foreach(lc, registry)
+		{
+			BgRegistryEntry *reg = (BgRegistryEntry *) lfirst(lc);
+			BgSlotCopy	copy;
+			Datum		values[BG_STATS_COLS_MAX];
+			bool		nulls[BG_STATS_COLS_MAX];
+
+			if (!bg_may_see(reg->relid))
+				continue;
+			if (!bg_slot_copy_rel(reg->relid, &copy))
+				copy.relid = InvalidOid;
+			memset(nulls, 0, sizeof(nulls));
+			(void) bg_stats_row_1_1(reg->relid, reg, &copy, values, nulls);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+
+	/* slots: every one in 1.0; in 1.1 those not registered (yet) */
 	for (i = 0; i < bg_slot_count(); i++)
 	{
-		BgSlot	   *slot = bg_slot(i);
-		Datum		values[BG_STATS_COLS];
-		bool		nulls[BG_STATS_COLS];
-		Oid			relid;
-		BgState		state;
-		bool		has_filter = false;
-		uint64		capacity = 0;
-		double		error_rate = 0;
-		uint64		bits = 0;
-		int			hashes = 0;
-		uint64		n_added = 0;
-		uint64		bits_set = 0;
-		Size		bytes;
-		uint64		generation;
-		TimestampTz built_at;
-		double		build_seconds;
-		int			builder_pid;
-		char		last_error[sizeof(slot->last_error)];
-		TimestampTz stats_reset;
-		int			c = 0;
+		BgSlotCopy	copy;
+		Datum		values[BG_STATS_COLS_MAX];
+		bool		nulls[BG_STATS_COLS_MAX];
+		bool		registered = false;
 
-		LWLockAcquire(&slot->lock, LW_SHARED);
-		if (slot->state == BG_STATE_FREE || slot->dbid != MyDatabaseId)
-		{
-			LWLockRelease(&slot->lock);
+		if (!bg_slot_copy(i, MyDatabaseId, InvalidOid, &copy))
 			continue;
-		}
-		relid = slot->relid;
-		state = slot->state;
-		if (DsaPointerIsValid(slot->serving))
-		{
-			BloomFilter *f = dsa_get_address(bg_dsa(), slot->serving);
-
-			has_filter = true;
-			capacity = f->capacity;
-			error_rate = f->error_rate;
-			bits = f->nbits;
-			hashes = f->nhashes;
-			n_added = pg_atomic_read_u64(&f->n_added);
-			bits_set = pg_atomic_read_u64(&f->bits_set);
-		}
-		bytes = slot->serving_bytes + slot->building_bytes;
-		generation = slot->generation;
-		built_at = slot->built_at;
-		build_seconds = slot->build_seconds;
-		builder_pid = slot->builder_pid;
-		strlcpy(last_error, slot->last_error, sizeof(last_error));
-		stats_reset = slot->stats_reset;
-		LWLockRelease(&slot->lock);
-
-		if (!bg_may_see(relid))
+		foreach(lc, registry)
+			registered |= ((BgRegistryEntry *) lfirst(lc))->relid == copy.relid;
+		if (registered || !bg_may_see(copy.relid))
 			continue;
-
 		memset(nulls, 0, sizeof(nulls));
-		values[c++] = ObjectIdGetDatum(relid);
-		values[c++] = CStringGetTextDatum(bg_state_name(state));
-		values[c++] = Int64GetDatum((int64) generation);
-		values[c] = Int64GetDatum((int64) capacity);
-		nulls[c++] = !has_filter;
-		values[c] = Float8GetDatum(error_rate);
-		nulls[c++] = !has_filter;
-		values[c] = Int64GetDatum((int64) bits);
-		nulls[c++] = !has_filter;
-		values[c] = Int32GetDatum(hashes);
-		nulls[c++] = !has_filter;
-		values[c++] = Int64GetDatum((int64) bytes);
-		values[c] = Int64GetDatum((int64) n_added);
-		nulls[c++] = !has_filter;
-		values[c] = Int64GetDatum((int64) bits_set);
-		nulls[c++] = !has_filter;
-		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->probes));
-		values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->probe_hits));
-		{
-			uint64		shortcuts = pg_atomic_read_u64(&slot->shortcuts);
-			uint64		source_lookups = pg_atomic_read_u64(&slot->source_lookups);
-			uint64		fallbacks = pg_atomic_read_u64(&slot->fallbacks);
-
-			/* every counted call is exactly one of these three */
-			values[c++] = Int64GetDatum((int64) (shortcuts + source_lookups + fallbacks));
-			values[c++] = Int64GetDatum((int64) shortcuts);
-			values[c++] = Int64GetDatum((int64) source_lookups);
-			values[c++] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->source_hits));
-			values[c++] = Int64GetDatum((int64) fallbacks);
-		}
-		values[c] = TimestampTzGetDatum(built_at);
-		nulls[c++] = (built_at == 0);
-		values[c] = Float8GetDatum(build_seconds);
-		nulls[c++] = (built_at == 0);
-		values[c] = Int32GetDatum(builder_pid);
-		nulls[c++] = (builder_pid == 0);
-		values[c] = CStringGetTextDatum(last_error);
-		nulls[c++] = (last_error[0] == '\0');
-		values[c++] = TimestampTzGetDatum(stats_reset);
-		values[c] = Int64GetDatum((int64) bg_memory_in_use());
-		nulls[c++] = false;
-		values[c++] = Int64GetDatum((int64) bg_max_memory_mb * 1024 * 1024);
-		Assert(c == BG_STATS_COLS);
-
+		if (version == BG_STATS_V1_0)
+			(void) bg_stats_row_1_0(&copy, values, nulls);
+		else
+			(void) bg_stats_row_1_1(copy.relid, NULL, &copy, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+/*
+ * bloomguard_guard_stats() (version 1.0 of the SQL interface): the raw
+ * per-guard numbers behind that version's health view.
+ */
+Datum
+bloomguard_guard_stats(PG_FUNCTION_ARGS)
+{
+	bg_guard_stats(fcinfo, BG_STATS_V1_0);
+	return (Datum) 0;
+}
+
+/*
+ * bloomguard_guard_stats_1_1(): the per-guard numbers and gauges behind
+ * the health view, for the guards the caller may see.
+ */
+Datum
+bloomguard_guard_stats_1_1(PG_FUNCTION_ARGS)
+{
+	bg_guard_stats(fcinfo, BG_STATS_V1_1);
 	return (Datum) 0;
 }
 
@@ -216,11 +348,8 @@ bloomguard_probe(PG_FUNCTION_ARGS)
 	Oid			relid;
 	int32		n;
 	Relation	rel;
-	BgSlotRef	ref;
-	BgSlot	   *slot;
-	uint64		start;
-	uint64		hits = 0;
-	int32		i;
+	uint64		hits;
+	BgState		state;
 
 	bg_require_loaded();
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -233,60 +362,14 @@ bloomguard_probe(PG_FUNCTION_ARGS)
 				 errmsg("number of probes must be greater than zero")));
 
 	rel = bg_open_managed(relid, true);
-	if (!bg_registry_lookup(relid, NULL, NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("table \"%s\" is not guarded", RelationGetRelationName(rel)),
-				 errhint("Use bloomguard_attach() to guard it.")));
-	ref.index = -1;
-	ref.epoch = 0;
-	slot = bg_slot_lock(&ref, relid, LW_SHARED);
-	if (slot == NULL || !DsaPointerIsValid(slot->serving))
-	{
-		const char *state = slot ? bg_state_name(slot->state) : "not_loaded";
-
-		if (slot)
-			LWLockRelease(&slot->lock);
+	bg_require_guarded(rel, NULL, NULL);
+	if (!bg_slot_probe(relid, n, &hits, &state))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table \"%s\" has no filter to probe",
 						RelationGetRelationName(rel)),
-				 errdetail("The guard's state is \"%s\".", state),
+				 errdetail("The guard's state is \"%s\".", bg_state_name(state)),
 				 errhint("Attach a guard with bloomguard_attach(), or rebuild it with bloomguard_rebuild().")));
-	}
-
-	/* a fresh random start, so that batches do not repeat the same probes */
-	start = pg_prng_uint64(&pg_global_prng_state);
-	{
-		BloomFilter *f = dsa_get_address(bg_dsa(), slot->serving);
-
-		for (i = 0; i < n; i++)
-		{
-			if (bloom_maybe(f, bloom_hash_probe(f->seed, start + (uint64) i)))
-				hits++;
-			if ((i & 0xFFFF) == 0xFFFF)
-			{
-				/* let writers and swaps in, then carry on with the same slot */
-				LWLockRelease(&slot->lock);
-				CHECK_FOR_INTERRUPTS();
-				slot = bg_slot_lock(&ref, relid, LW_SHARED);
-				if (slot == NULL || !DsaPointerIsValid(slot->serving))
-				{
-					if (slot)
-						LWLockRelease(&slot->lock);
-					ereport(ERROR,
-							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-							 errmsg("the filter of table \"%s\" went away during the probe",
-									RelationGetRelationName(rel))));
-				}
-				f = dsa_get_address(bg_dsa(), slot->serving);
-			}
-		}
-	}
-	pg_atomic_fetch_add_u64(&slot->probes, (uint64) n);
-	pg_atomic_fetch_add_u64(&slot->probe_hits, hits);
-	LWLockRelease(&slot->lock);
-
 	relation_close(rel, NoLock);
 	PG_RETURN_FLOAT8((double) hits / (double) n);
 }
@@ -305,45 +388,21 @@ bloomguard_reset_stats(PG_FUNCTION_ARGS)
 	bg_require_loaded();
 	if (!PG_ARGISNULL(0))
 	{
-		Oid			relid = PG_GETARG_OID(0);
-		Relation	rel = bg_open_managed(relid, false);
-		BgSlotRef	ref;
-		BgSlot	   *slot;
+		/* the owner of that table only */
+		Relation	rel = bg_open_managed(PG_GETARG_OID(0), false);
 
-		ref.index = -1;
-		ref.epoch = 0;
-		slot = bg_slot_lock(&ref, relid, LW_EXCLUSIVE);
-		if (slot)
-		{
-			bg_slot_reset_counters(slot);
-			LWLockRelease(&slot->lock);
-		}
 		relation_close(rel, NoLock);
-		PG_RETURN_VOID();
 	}
-
 	for (i = 0; i < bg_slot_count(); i++)
 	{
-		BgSlot	   *slot = bg_slot(i);
-		Oid			relid;
+		BgSlotCopy	copy;
 
-		LWLockAcquire(&slot->lock, LW_SHARED);
-		relid = (slot->state != BG_STATE_FREE && slot->dbid == MyDatabaseId) ?
-			slot->relid : InvalidOid;
-		LWLockRelease(&slot->lock);
-		if (!OidIsValid(relid))
+		if (!bg_slot_copy(i, MyDatabaseId,
+						  PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0), &copy))
 			continue;
-#if PG_VERSION_NUM >= 160000
-		if (!object_ownercheck(RelationRelationId, relid, GetUserId()))
-#else
-		if (!pg_class_ownercheck(relid, GetUserId()))
-#endif
+		if (PG_ARGISNULL(0) && !bg_class_ownercheck(copy.relid, GetUserId()))
 			continue;
-		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-		if (slot->state != BG_STATE_FREE && slot->dbid == MyDatabaseId &&
-			slot->relid == relid)
-			bg_slot_reset_counters(slot);
-		LWLockRelease(&slot->lock);
+		bg_slot_reset_counters(i, copy.relid);
 	}
 	PG_RETURN_VOID();
 }

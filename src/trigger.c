@@ -35,28 +35,41 @@
 
 PG_FUNCTION_INFO_V1(bloomguard_trigger);
 
-
-/* Add one key (given as per-column hashes) to a filter generation. */
-static inline void
-bg_add_to(dsa_pointer dp, const uint64 *colhashes, int nkeys)
+/* Are the key columns of the old and new row versions byte-equal? */
+static bool
+bg_key_unchanged(const BgKeyDesc *desc, TupleTableSlot *oldslot,
+				 TupleTableSlot *newslot)
 {
-	BloomFilter *filter = dsa_get_address(bg_dsa(), dp);
+	int			i;
 
-	bloom_add(filter, bloom_hash_key(filter->seed, colhashes, nkeys));
+	for (i = 0; i < desc->nkeys; i++)
+	{
+		const BgKeyColumn *col = &desc->cols[i];
+		bool		oldnull;
+		bool		newnull;
+		Datum		oldval = slot_getattr(oldslot, col->attnum, &oldnull);
+		Datum		newval = slot_getattr(newslot, col->attnum, &newnull);
+
+		/* byte-equal keys hash alike; anything else is added */
+		if (oldnull != newnull ||
+			(!newnull && !datumIsEqual(oldval, newval, col->typbyval, col->typlen)))
+			return false;
+	}
+	return true;
 }
 
+/* The trigger function: add the new row's key to the table's filters. */
 Datum
 bloomguard_trigger(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 	Relation	rel;
-	BgSlotRef  *ref;
+	BgKeyInfo  *info;
 	const BgKeyDesc *desc;
 	TupleTableSlot *newslot;
 	Datum		values[INDEX_MAX_KEYS];
 	uint64		colhashes[INDEX_MAX_KEYS];
-	BgSlot	   *slot;
-	bool		same = false;
+	bool		unchanged = false;
 	int			i;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
@@ -75,32 +88,20 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	rel = trigdata->tg_relation;
 
 	/* the backend's key cache is current: the writer holds a table lock */
-	desc = bg_keydesc_lookup(rel, NULL, &ref);
+	info = bg_keyinfo_acquire(rel);
+	desc = info->desc;
 	if (desc == NULL || !desc->hashable)
 	{
 		/* never fail a write; stop trusting the filter instead */
+		bg_keyinfo_release(info);
 		bg_untrust(RelationGetRelid(rel), "its primary key is gone or cannot be hashed");
 		return PointerGetDatum(NULL);
 	}
 
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 	{
-		TupleTableSlot *oldslot = trigdata->tg_trigslot;
-
 		newslot = trigdata->tg_newslot;
-		same = true;
-		for (i = 0; i < desc->nkeys && same; i++)
-		{
-			const BgKeyColumn *col = &desc->cols[i];
-			bool		oldnull;
-			bool		newnull;
-			Datum		oldval = slot_getattr(oldslot, col->attnum, &oldnull);
-			Datum		newval = slot_getattr(newslot, col->attnum, &newnull);
-
-			/* byte-equal keys hash alike; anything else is added */
-			same = (oldnull == newnull) &&
-				(newnull || datumIsEqual(oldval, newval, col->typbyval, col->typlen));
-		}
+		unchanged = bg_key_unchanged(desc, trigdata->tg_trigslot, newslot);
 	}
 	else
 		newslot = trigdata->tg_trigslot;
@@ -111,7 +112,10 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 
 		values[i] = slot_getattr(newslot, desc->cols[i].attnum, &isnull);
 		if (isnull)
+		{
+			bg_keyinfo_release(info);
 			return PointerGetDatum(NULL);	/* not a primary key value */
+		}
 	}
 
 	/*
@@ -119,24 +123,8 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	 * hash function, neither of which belongs under an LWLock.
 	 */
 	bg_key_colhashes(desc, values, colhashes);
-
-	slot = bg_slot_lock(ref, RelationGetRelid(rel), LW_SHARED);
-	if (slot == NULL)
-		return PointerGetDatum(NULL);	/* no filter loaded: nothing to feed */
-
-	/*
-	 * The serving generation has the key already if the UPDATE kept it.  A
-	 * generation being built gets it anyway: the new row version may sit on
-	 * a page the scan has passed, and the old one may be pruned before the
-	 * scan reaches it (build.c's argument counts on every version created
-	 * after the build began passing through here).
-	 */
-	if (!same && DsaPointerIsValid(slot->serving))
-		bg_add_to(slot->serving, colhashes, desc->nkeys);
-	if (DsaPointerIsValid(slot->building))
-		bg_add_to(slot->building, colhashes, desc->nkeys);
-	LWLockRelease(&slot->lock);
-
+	bg_slot_feed(&info->ref, RelationGetRelid(rel), colhashes, desc->nkeys,
+				 unchanged);
+	bg_keyinfo_release(info);
 	return PointerGetDatum(NULL);
 }
-

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * worker.c
- *	  The background worker that rebuilds lost filters and resizes full ones.
+ *	  bloomguard's background workers: the launcher, the per-database
+ *	  maintenance worker, and attach's feed worker.
  *
  * Shared memory is empty after a restart and after any crash (the
  * postmaster reinitializes it), so every guard starts "not_loaded" and
@@ -12,18 +13,25 @@
  *	- at startup and then every bloomguard.maintenance_interval, it lists
  *	  the databases that accept connections and, one at a time, starts a
  *	  short-lived worker in each;
- *	- that worker reads the database's bloomguard_guards and, one guard at
- *	  a time, smallest table first (so the most guards are ready soonest),
- *	  rebuilds with the online protocol (build.c) every guard that is
- *	  not_loaded or untrusted, and, while bloomguard.auto_rebuild is on,
- *	  every guard whose load exceeds 1.0, at twice its n_added, if that fits
- *	  in bloomguard.max_memory (otherwise it says so in the health view's
- *	  advice);
- *	- it never waits for a lock: a table being vacuumed or rebuilt by
- *	  someone else is skipped until the next pass.
+ *	- that worker makes one maintenance pass over the database's guards
+ *	  (maintain.c): it rebuilds the ones that are not loaded or untrusted
+ *	  and resizes the ones past their capacity, never waiting for a lock.
  *
  * The launcher follows autoprewarm's and pg_cron's shape: signal handlers,
- * then a WaitLatch loop; SIGHUP rereads the settings.
+ * then a WaitLatch loop; SIGHUP rereads the settings.  It waits for each
+ * database worker without holding any lock or transaction, so that wait
+ * can never be part of a deadlock.
+ *
+ * The feed worker runs the first transaction of bloomguard_attach()
+ * (attach.c): CREATE TRIGGER must commit before the key scan starts.  The
+ * attaching backend waits for it, and that wait must be one the deadlock
+ * detector can see: the caller may hold locks (an advisory lock, a row
+ * its transaction updated) that the worker needs, directly or through a
+ * third backend.  So it waits on the worker's virtual transaction id lock,
+ * a heavyweight lock, as CREATE INDEX CONCURRENTLY waits for old
+ * snapshots; a cycle then ends in "deadlock detected" for one party.  The
+ * worker's virtual transaction id changes with each transaction it runs,
+ * so the caller reads it again after every wait.
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -49,10 +57,15 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "storage/dsm.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -62,6 +75,31 @@
 
 PGDLLEXPORT void bloomguard_launcher_main(Datum main_arg);
 PGDLLEXPORT void bloomguard_db_worker_main(Datum main_arg);
+PGDLLEXPORT void bloomguard_feed_worker_main(Datum main_arg);
+
+#define BG_MSG_LEN 512
+
+typedef enum BgFeedStatus
+{
+	BG_FEED_PENDING = 0,
+	BG_FEED_DONE,
+	BG_FEED_FAILED
+} BgFeedStatus;
+
+/* What attach tells the feed worker, and what it answers. */
+typedef struct BgFeedRequest
+{
+	Oid			dbid;
+	Oid			relid;
+	Oid			owner;			/* the table's owner: runs the DDL */
+	int64		capacity;
+	double		error_rate;
+	BgFeedStatus status;
+	int			sqlerrcode;
+	char		message[BG_MSG_LEN];
+	char		detail[BG_MSG_LEN];
+	char		hint[BG_MSG_LEN];
+} BgFeedRequest;
 
 /* Register the launcher; called from _PG_init while preloading. */
 void
@@ -118,7 +156,7 @@ bg_database_list(MemoryContext cxt)
  * backend (so that WaitForBackgroundWorkerShutdown works).  Returns false
  * if no worker slot is free.
  */
-bool
+static bool
 bg_start_worker(const char *function, const char *type, const char *name,
 				Datum arg, BackgroundWorkerHandle **handle)
 {
@@ -137,12 +175,17 @@ bg_start_worker(const char *function, const char *type, const char *name,
 	return RegisterDynamicBackgroundWorker(&worker, handle);
 }
 
-/* Run the per-database worker for dbid and wait for it. */
+/*
+ * Run the per-database worker for dbid and wait for it, on our latch
+ * (which the postmaster sets when the worker stops).  On a shutdown
+ * request, stop it and return.
+ */
 static void
 bg_visit_database(Oid dbid)
 {
 	BackgroundWorkerHandle *handle;
 	char		name[BGW_MAXLEN];
+	pid_t		pid;
 
 	snprintf(name, sizeof(name), "bloomguard worker for database %u", dbid);
 	if (!bg_start_worker("bloomguard_db_worker_main", "bloomguard worker", name,
@@ -153,21 +196,34 @@ bg_visit_database(Oid dbid)
 				 errhint("You may need to increase max_worker_processes.")));
 		return;
 	}
-	(void) WaitForBackgroundWorkerShutdown(handle);
+	for (;;)
+	{
+		BgwHandleStatus status = GetBackgroundWorkerPid(handle, &pid);
+
+		if (status == BGWH_STOPPED || status == BGWH_POSTMASTER_DIED)
+			return;
+		if (ShutdownRequestPending)
+		{
+			TerminateBackgroundWorker(handle);
+			return;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
 }
 
-/* The launcher's main loop. */
+/*
+ * The launcher's main loop: a pass over every database, then a sleep of
+ * bloomguard.maintenance_interval.  It holds no lock and no transaction
+ * while it waits, and leaves quietly on a shutdown request.
+ */
 void
 bloomguard_launcher_main(Datum main_arg)
 {
 	MemoryContext passcxt;
 
-	/*
-	 * die, not just a flag: we may be waiting for a worker the postmaster
-	 * will no longer start once it is shutting down, and those waits only
-	 * leave through CHECK_FOR_INTERRUPTS().
-	 */
-	pqsignal(SIGTERM, die);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 
@@ -178,7 +234,7 @@ bloomguard_launcher_main(Datum main_arg)
 									ALLOCSET_DEFAULT_SIZES);
 	ereport(LOG, (errmsg("bloomguard launcher started")));
 
-	for (;;)
+	while (!ShutdownRequestPending)
 	{
 		List	   *dbs;
 		ListCell   *lc;
@@ -194,7 +250,8 @@ bloomguard_launcher_main(Datum main_arg)
 		dbs = bg_database_list(passcxt);
 		foreach(lc, dbs)
 		{
-			CHECK_FOR_INTERRUPTS();
+			if (ShutdownRequestPending)
+				break;
 			bg_visit_database(lfirst_oid(lc));
 		}
 
@@ -205,200 +262,100 @@ bloomguard_launcher_main(Datum main_arg)
 						 (timeout > 0 ? WL_TIMEOUT : 0),
 						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
 	}
+	proc_exit(0);
 }
 
-/* What the worker should do about one guard. */
-typedef struct BgGuardTodo
-{
-	Oid			relid;
-	int64		capacity;		/* <= 0: keep */
-	const char *why;
-} BgGuardTodo;
-
-/*
- * Decide whether a guard needs a build: not loaded, untrusted, or (with
- * auto_rebuild) over capacity.  Returns false if not, or if an automatic
- * resize would not fit in bloomguard.max_memory (noted in the slot).
- */
-static bool
-bg_needs_build(Oid relid, BgGuardTodo *todo)
-{
-	BgSlotRef	ref;
-	BgSlot	   *slot;
-	bool		result = false;
-	uint64		n_added = 0;
-	uint64		capacity = 0;
-	double		error_rate = 0;
-	Size		serving_bytes = 0;
-
-	todo->relid = relid;
-	todo->capacity = 0;
-	ref.index = -1;
-	ref.epoch = 0;
-	slot = bg_slot_lock(&ref, relid, LW_SHARED);
-	if (slot == NULL)
-	{
-		todo->why = "its filter is not loaded";
-		return true;
-	}
-	switch (slot->state)
-	{
-		case BG_STATE_NOT_LOADED:
-			todo->why = "its filter is not loaded";
-			result = true;
-			break;
-		case BG_STATE_UNTRUSTED:
-			todo->why = "its coverage was broken";
-			result = true;
-			break;
-		case BG_STATE_READY:
-			if (bg_auto_rebuild && DsaPointerIsValid(slot->serving) &&
-				!DsaPointerIsValid(slot->building))
-			{
-				BloomFilter *f = dsa_get_address(bg_dsa(), slot->serving);
-
-				n_added = pg_atomic_read_u64(&f->n_added);
-				capacity = f->capacity;
-				error_rate = f->error_rate;
-				serving_bytes = slot->serving_bytes;
-			}
-			break;
-		default:
-			break;				/* building: someone is on it */
-	}
-	LWLockRelease(&slot->lock);
-
-	if (!result && capacity > 0 && n_added > capacity)
-	{
-		uint64		nbits;
-		int			nhashes;
-		Size		bytes;
-		Size		cap = (Size) bg_max_memory_mb * 1024 * 1024;
-
-		todo->capacity = (int64) (2 * n_added);
-		todo->why = "it is over capacity";
-		if (bloom_size((double) todo->capacity, error_rate, &nbits, &nhashes) &&
-			(bytes = bloom_filter_bytes(nbits)) <= cap &&
-			bg_memory_in_use() + bytes <= cap)
-			return true;
-
-		/* does not fit: say so where the DBA looks */
-		slot = bg_slot_lock(&ref, relid, LW_EXCLUSIVE);
-		if (slot)
-		{
-			snprintf(slot->last_error, sizeof(slot->last_error),
-					 "automatic resize to capacity " INT64_FORMAT " would exceed bloomguard.max_memory",
-					 todo->capacity);
-			LWLockRelease(&slot->lock);
-		}
-		(void) serving_bytes;
-		return false;
-	}
-	return result;
-}
-
-/* Rebuild one guard in its own transaction; log, never throw. */
-static void
-bg_worker_build_one(BgGuardTodo *todo)
-{
-	MemoryContext oldcxt = CurrentMemoryContext;
-	TimestampTz start = GetCurrentTimestamp();
-
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	pgstat_report_activity(STATE_RUNNING, "bloomguard: rebuilding a filter");
-	PG_TRY();
-	{
-		Relation	rel = NULL;
-		Oid			registry = get_relname_relid(BLOOMGUARD_REGISTRY_TABLE,
-												 bg_extension_schema());
-
-		/*
-		 * Never wait for a lock: a waiting worker could close a deadlock
-		 * cycle with DDL (DROP TABLE takes the table, then the registry).
-		 * Whoever holds these will be done by the next pass.
-		 */
-		if (!OidIsValid(registry) ||
-			!ConditionalLockRelationOid(registry, AccessShareLock) ||
-			!ConditionalLockRelationOid(todo->relid, AccessShareLock))
-			ereport(DEBUG1,
-					(errmsg_internal("bloomguard: relation %u or the registry is locked; trying again next pass",
-									 todo->relid)));
-		else if ((rel = try_relation_open(todo->relid, NoLock)) == NULL)
-			ereport(LOG,
-					(errmsg("bloomguard: skipping guard of relation %u, which no longer exists",
-							todo->relid)));
-		else if (!bg_feed_in_place(rel))
-			ereport(DEBUG1,
-					(errmsg_internal("bloomguard: skipping \"%s\": its trigger is not enabled ALWAYS",
-									 RelationGetRelationName(rel))));
-		else
-		{
-			char	   *name = pstrdup(RelationGetRelationName(rel));
-
-			if (bg_rebuild_guard(rel, todo->capacity, get_float8_nan(), true))
-				ereport(LOG,
-						(errmsg("bloomguard: rebuilt the filter of \"%s\" in database \"%s\" because %s (%.3f s)",
-								name, get_database_name(MyDatabaseId), todo->why,
-								(double) (GetCurrentTimestamp() - start) / USECS_PER_SEC)));
-			else
-				ereport(DEBUG1,
-						(errmsg_internal("bloomguard: \"%s\" is locked; trying again next pass",
-										 name)));
-			relation_close(rel, NoLock);
-		}
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		ereport(WARNING,
-				(errmsg("bloomguard: could not rebuild the filter of relation %u: %s",
-						todo->relid, edata->message)));
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-	pgstat_report_activity(STATE_IDLE, NULL);
-}
-
-static List *bg_guards_to_build(void);
-
-/* The per-database worker: one pass over this database's guards. */
+/* The per-database worker: one maintenance pass over this database's guards. */
 void
 bloomguard_db_worker_main(Datum main_arg)
 {
 	Oid			dbid = DatumGetObjectId(main_arg);
-	List	   *todo = NIL;
-	ListCell   *lc;
-	bool		installed;
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	bg_maintain_database();
+	proc_exit(0);
+}
 
-	/*
-	 * Read the registry, smallest table first.  The extension may be
-	 * dropped or created under our feet; then there is nothing to do.
-	 */
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
+/*
+ * The feed worker: the first transaction of an attach.  Runs as the
+ * bootstrap superuser, switching to the table's owner for the DDL.
+ */
+void
+bloomguard_feed_worker_main(Datum main_arg)
+{
+	dsm_segment *seg;
+	BgFeedRequest *req;
+
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	seg = dsm_attach(DatumGetUInt32(main_arg));
+	if (seg == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bloomguard feed worker could not map its request")));
+	req = (BgFeedRequest *) dsm_segment_address(seg);
+
+	BackgroundWorkerInitializeConnectionByOid(req->dbid, InvalidOid, 0);
+
 	PG_TRY();
 	{
-		installed = OidIsValid(get_extension_oid("bloomguard", true));
-		if (installed)
-			todo = bg_guards_to_build();
+		Relation	rel;
+		LOCKTAG		tag;
+		const char *qname;
+		char	   *schema;
+		Oid			save_userid;
+		int			save_sec_context;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pgstat_report_activity(STATE_RUNNING, "bloomguard: installing the feed trigger");
+
+		/*
+		 * Wait for the transactions now writing the table, without queueing
+		 * a lock request that would block new writers behind us.
+		 */
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, req->relid);
+		WaitForLockers(tag, ShareRowExclusiveLock, false);
+
+		rel = relation_open(req->relid, ShareRowExclusiveLock);
+		qname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+										   RelationGetRelationName(rel));
+		/* keep the lock, drop the reference: ALTER TABLE checks it is unused */
+		relation_close(rel, NoLock);
+		schema = get_namespace_name(bg_extension_schema());
+
+		GetUserIdAndSecContext(&save_userid, &save_sec_context);
+		SetUserIdAndSecContext(req->owner, save_sec_context |
+							   SECURITY_LOCAL_USERID_CHANGE |
+							   SECURITY_RESTRICTED_OPERATION);
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		/* our own setup is not a coverage break */
+		bg_own_trigger_relid = req->relid;
+		if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE ON %s"
+								 " FOR EACH ROW EXECUTE FUNCTION %s.bloomguard_trigger()",
+								 BLOOMGUARD_TRIGGER_NAME, qname,
+								 quote_identifier(schema)),
+						false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create the bloomguard trigger");
+		if (SPI_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+								 qname, BLOOMGUARD_TRIGGER_NAME),
+						false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not enable the bloomguard trigger");
+		SPI_finish();
+		bg_own_trigger_relid = InvalidOid;
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+
+		bg_registry_insert(req->relid, req->capacity, req->error_rate);
+
 		PopActiveSnapshot();
 		CommitTransactionCommand();
+		req->status = BG_FEED_DONE;
 	}
 	PG_CATCH();
 	{
@@ -406,59 +363,142 @@ bloomguard_db_worker_main(Datum main_arg)
 
 		MemoryContextSwitchTo(TopMemoryContext);
 		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		ereport(LOG,
-				(errmsg("bloomguard: could not read the guards of database %u: %s",
-						dbid, edata->message)));
-		proc_exit(0);
+		req->sqlerrcode = edata->sqlerrcode;
+		strlcpy(req->message, edata->message ? edata->message : "", BG_MSG_LEN);
+		strlcpy(req->detail, edata->detail ? edata->detail : "", BG_MSG_LEN);
+		strlcpy(req->hint, edata->hint ? edata->hint : "", BG_MSG_LEN);
+		pg_write_barrier();
+		req->status = BG_FEED_FAILED;
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
 
-	foreach(lc, todo)
-		bg_worker_build_one((BgGuardTodo *) lfirst(lc));
-
+	pgstat_report_activity(STATE_IDLE, NULL);
+	dsm_detach(seg);
 	proc_exit(0);
 }
 
-/* Read this database's registry and decide what to build, smallest first. */
-static List *
-bg_guards_to_build(void)
+/*
+ * Wait for the feed worker to finish, as a wait the deadlock detector can
+ * see (the file header says why): on the worker's virtual transaction id
+ * lock while it is in a transaction, on our latch (which its exit sets,
+ * through bgw_notify_pid) between its transactions.
+ */
+static BgwHandleStatus
+bg_wait_for_feed_worker(BackgroundWorkerHandle *handle)
 {
-	List	   *todo = NIL;
-
+	for (;;)
 	{
-		char	   *query;
-		uint64		i;
-		MemoryContext outer = TopMemoryContext;
+		pid_t		pid;
+		BgwHandleStatus status = GetBackgroundWorkerPid(handle, &pid);
 
-		query = psprintf("SELECT g.relation::pg_catalog.oid"
-						 " FROM %s.bloomguard_guards g"
-						 " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.relation::pg_catalog.oid"
-						 " ORDER BY pg_catalog.pg_relation_size(c.oid), c.oid",
-						 quote_identifier(get_namespace_name(bg_extension_schema())));
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not read bloomguard_guards");
-		for (i = 0; i < SPI_processed; i++)
+		if (status == BGWH_STOPPED || status == BGWH_POSTMASTER_DIED)
+			return status;
+		if (status == BGWH_STARTED)
 		{
-			bool		isnull;
-			Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-															   SPI_tuptable->tupdesc, 1, &isnull));
-			BgGuardTodo t;
+			PGPROC	   *proc = BackendPidGetProc(pid);
+			VirtualTransactionId vxid;
 
-			if (bg_needs_build(relid, &t))
+			if (proc != NULL)
 			{
-				MemoryContext oldcxt = MemoryContextSwitchTo(outer);
-				BgGuardTodo *copy = palloc(sizeof(BgGuardTodo));
-
-				*copy = t;
-				todo = lappend(todo, copy);
-				MemoryContextSwitchTo(oldcxt);
+				GET_VXID_FROM_PGPROC(vxid, *proc);
+				if (VirtualTransactionIdIsValid(vxid) && proc->pid == pid)
+				{
+					/* a heavyweight lock wait, visible in pg_locks */
+					(void) VirtualXactLock(vxid, true);
+					continue;
+				}
 			}
 		}
-		SPI_finish();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
 	}
-	return todo;
+}
+
+/* The owner of a relation, from the syscache. */
+static Oid
+bg_rel_owner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/*
+ * Run the feed worker for an attach of relid and wait for it: it creates
+ * the trigger and registers the guard, and commits.  Sets *committed once
+ * the worker's transaction is known to have committed, even if we then
+ * fail.
+ */
+void
+bg_install_feed(Oid relid, int64 capacity, double error_rate,
+				volatile bool *committed)
+{
+	dsm_segment *seg;
+	BgFeedRequest *req;
+	BackgroundWorkerHandle *handle;
+	BgwHandleStatus status;
+	char		name[BGW_MAXLEN];
+
+	seg = dsm_create(sizeof(BgFeedRequest), 0);
+	req = (BgFeedRequest *) dsm_segment_address(seg);
+	memset(req, 0, sizeof(BgFeedRequest));
+	req->dbid = MyDatabaseId;
+	req->relid = relid;
+	req->owner = bg_rel_owner(relid);
+	req->capacity = capacity;
+	req->error_rate = error_rate;
+	req->status = BG_FEED_PENDING;
+
+	snprintf(name, sizeof(name), "bloomguard attach of relation %u", relid);
+	if (!bg_start_worker("bloomguard_feed_worker_main", "bloomguard attach", name,
+						 UInt32GetDatum(dsm_segment_handle(seg)), &handle))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("could not register background process"),
+				 errhint("You may need to increase max_worker_processes.")));
+
+	PG_TRY();
+	{
+		status = bg_wait_for_feed_worker(handle);
+	}
+	PG_CATCH();
+	{
+		/* cancelled, or a deadlock: stop the worker and learn whether it committed */
+		HOLD_INTERRUPTS();
+		TerminateBackgroundWorker(handle);
+		(void) WaitForBackgroundWorkerShutdown(handle);
+		RESUME_INTERRUPTS();
+		pg_read_barrier();
+		if (req->status == BG_FEED_DONE)
+			*committed = true;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	pg_read_barrier();
+	if (req->status == BG_FEED_DONE)
+		*committed = true;
+	else if (req->status == BG_FEED_FAILED)
+		ereport(ERROR,
+				(errcode(req->sqlerrcode),
+				 errmsg("%s", req->message),
+				 req->detail[0] ? errdetail("%s", req->detail) : 0,
+				 req->hint[0] ? errhint("%s", req->hint) : 0));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("bloomguard feed worker exited without reporting a result"),
+				 status == BGWH_POSTMASTER_DIED ?
+				 errdetail("The postmaster died.") : 0));
+	dsm_detach(seg);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomguard demo: on a fresh Debian 12 machine (as root), installs what is
 # missing, builds, starts a throwaway cluster with the extension preloaded,
-# and shows the guard working on seed 003's workload: a table of file
+# and shows the guard working on a file-hash lookup workload: a table of file
 # hashes where 80% of the lookups ask for hashes that are not there.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,7 +35,7 @@ CONF
 
 psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
 
-bg_log "loading $ROWS file hashes (32-byte sha256 keys, as in seed 003)"
+bg_log "loading $ROWS file hashes (32-byte sha256 keys)"
 psql <<SQL
 CREATE EXTENSION bloomguard;
 CREATE TABLE files (hash bytea PRIMARY KEY, seen_at timestamptz NOT NULL DEFAULT now());

@@ -64,8 +64,13 @@ run_suite() {
 	fi
 }
 
-run_suite regress "make -s PG_CONFIG='$PG_CONFIG' installcheck-regress"
-run_suite isolation "make -s PG_CONFIG='$PG_CONFIG' installcheck-isolation"
+# the regression and isolation runs' server logs may hold no warning or
+# error their expected output does not show (test/check-logs.pl); each TAP
+# test checks its own nodes' logs (test/lib/BloomGuard/Test.pm)
+run_suite regress "make -s PG_CONFIG='$PG_CONFIG' installcheck-regress &&
+	perl test/check-logs.pl log/postmaster.log expected"
+run_suite isolation "make -s PG_CONFIG='$PG_CONFIG' installcheck-isolation &&
+	perl test/check-logs.pl output_iso/log/postmaster.log test/isolation/expected"
 run_suite tap "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap"
 if [ "$bench" = 1 ] && [ -x "$work/test/bench/run.sh" ]; then
 	run_suite bench-smoke "BENCH_SMOKE=1 test/bench/run.sh"

@@ -231,7 +231,7 @@ CREATE EXTENSION bloomguard;
 CREATE TABLE t (id bigint NOT NULL);
 INSERT INTO t SELECT 2 * g FROM generate_series(1, $ROWS) g;
 ALTER TABLE t ADD PRIMARY KEY (id);
--- seed 003's key shape: a 32-byte SHA-256 as bytea
+-- a file-hash service's key shape: a 32-byte SHA-256 as bytea
 CREATE TABLE h (k bytea NOT NULL);
 INSERT INTO h SELECT sha256(int8send(2 * g)) FROM generate_series(1, $ROWS) g;
 ALTER TABLE h ADD PRIMARY KEY (k);
@@ -795,7 +795,7 @@ fi
 	echo "- Accuracy: a fresh table per round attached with capacity $ACC_CAP, filled to each load through the trigger, then bloomguard_probe($PROBES); the measured rate pools all rounds (each a new hash seed)."
 	echo "- Memory: memory_bytes and bits from bloomguard_health; pg_relation_size of the primary key index and of the table (which holds only the keys)."
 	echo
-	echo "## Peer: seed 003's architecture (Redis filter, then PostgreSQL)"
+	echo "## Peer: a Redis filter in front of PostgreSQL"
 	echo
 	if [ -z "$peer_note" ]; then
 		echo "A Redis 7 string used as a bit array with the same m ($pbits) and k ($phashes) as the guard on h, filled from the same keys; the client asks it with k GETBITs in one pipelined round trip and asks PostgreSQL (prepared plain EXISTS) only on \"maybe\" ($(awk -v x="$asked" 'BEGIN {printf "%.2f%%", 100 * x}') of lookups went on to PostgreSQL). The other side sends guarded_exists('h', key) alone (prepared). $CLIENTS Python clients (psycopg2, redis-py) per side, the client computes the SHA-256 key on both sides, every answer is checked."

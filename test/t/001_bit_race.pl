@@ -18,6 +18,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
 use Time::HiRes qw(time);
 
 my $clients = 8;
@@ -25,11 +28,7 @@ my $per_client = 400;      # transactions per client
 my $rows_per_tx = 20;
 my $nkeys = $clients * $per_client * $rows_per_tx;    # 64000
 
-my $node = PostgreSQL::Test::Cluster->new('bit_race');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'bloomguard'
-max_worker_processes = 16
+my $node = bg_node('bit_race', qq{
 max_connections = 30
 # no rebuilds but the test's own
 bloomguard.background_worker = off
@@ -130,4 +129,5 @@ SELECT (CASE WHEN count(*) = 0 THEN '1' ELSE 'bad keys: ' || count(*) END)::int 
 ok(!$node->log_contains('ERROR:  invalid input syntax for type integer'), 'no read-back check failed during the races');
 
 $node->stop;
+bg_check_log($node);
 done_testing();

@@ -20,16 +20,15 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
 use IPC::Run;
 use Time::HiRes qw(time usleep);
 
 my $duration = 12;    # seconds of writing; the rebuilders stop a bit earlier
 
-my $node = PostgreSQL::Test::Cluster->new('rebuild_stress');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'bloomguard'
-max_worker_processes = 16
+my $node = bg_node('rebuild_stress', qq{
 max_connections = 30
 # no rebuilds but the test's own
 bloomguard.background_worker = off
@@ -142,7 +141,7 @@ while (time - $t0 < $duration - 3)
 	my ($state, $mem, $bits, $pid) = split /\|/, $node->safe_psql('postgres',
 		q{SELECT state, memory_bytes, bits, coalesce(builder_pid, 0)
 		    FROM bloomguard_guard_stats() WHERE relid = 't'::regclass});
-	my $one = 72 + 8 * int(($bits + 63) / 64);
+	my $one = bg_filter_bytes($bits);
 	$samples++;
 	$bad_state++ if $state ne 'ready';
 	if ($pid == 0)
@@ -208,7 +207,7 @@ my ($state, $gen, $bits, $mem, $in_use, $pid, $err, $cap, $rate) = split /\|/,
 	  FROM bloomguard_guard_stats() WHERE relid = 't'::regclass});
 is($state, 'ready', 'state is ready');
 is($gen, 1 + $rebuilds, 'generation = 1 (attach) + number of rebuilds');
-is($mem, 72 + 8 * int(($bits + 63) / 64), 'memory_bytes is exactly one filter of the serving size');
+is($mem, bg_filter_bytes($bits), 'memory_bytes is exactly one filter of the serving size');
 is($in_use, $mem, 'memory_in_use equals the one guard\'s filter (no leaked generation)');
 is($pid, 'none', 'no builder left behind');
 is($err, 'none', 'no last_error');
@@ -247,4 +246,5 @@ is($pm_in_use, $pm_mem, 'after detach, memory_in_use counts only the new guard')
 
 ok(!$node->log_contains('server process .* was terminated by signal'), 'no backend crashed');
 $node->stop;
+bg_check_log($node);
 done_testing();

@@ -20,6 +20,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
 use IPC::Run;
 use Time::HiRes qw(time usleep);
 
@@ -27,11 +30,7 @@ my $nrows = 2_000_000;
 my $cap = 2_500_000;              # big's capacity: 2,995,824 bytes at 1%
 my $max_memory = 8 * 1024 * 1024; # room for two generations of big, not three
 
-my $node = PostgreSQL::Test::Cluster->new('cancel');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'bloomguard'
-max_worker_processes = 16
+my $node = bg_node('cancel', qq{
 bloomguard.max_memory = 8MB
 maintenance_work_mem = 256MB
 # no rebuilds but the test's own
@@ -71,7 +70,6 @@ note sprintf("loading %d rows took %.1f s", $nrows, time - $t0);
 sub sq { return $node->safe_psql('postgres', $_[0]); }
 
 # bytes of one filter with this many bits
-sub filter_bytes { my ($bits) = @_; return 72 + 8 * int(($bits + 63) / 64); }
 
 # The guard of rel as bloomguard_guard_stats() shows it.
 sub guard
@@ -99,7 +97,7 @@ sub serving_ok
 	is($g->{generation}, $gen, "$label: generation $gen");
 	is($g->{capacity}, $capacity, "$label: capacity $capacity");
 	is($g->{builder_pid}, '', "$label: no build running");
-	is($g->{memory_bytes}, filter_bytes($g->{bits}), "$label: memory_bytes is one filter");
+	is($g->{memory_bytes}, bg_filter_bytes($g->{bits}), "$label: memory_bytes is one filter");
 	is($g->{memory_in_use}, sq(q{SELECT sum(memory_bytes) FROM bloomguard_guard_stats()}),
 		"$label: memory_in_use is the guards' filters, nothing more");
 	is(sq(qq{SELECT count(*) FROM generate_series(1, $nrows, 97) g
@@ -283,7 +281,7 @@ my $gen = 3;
 	isnt($pid, '', 'a build was seen running');
 	is($app, 'rebuilder', 'builder_pid is the rebuilding session');
 	is("$state:$mgen", "ready:$gen", 'during the rebuild: still ready, same generation');
-	ok($mem > filter_bytes($bits), 'during the rebuild: memory_bytes counts both generations');
+	ok($mem > bg_filter_bytes($bits), 'during the rebuild: memory_bytes counts both generations');
 	is($absent, '0', 'during the rebuild: present keys are found');
 	is($cancelled, 't', 'pg_cancel_backend sent');
 	like($bg->{err}, qr/ERROR:  canceling statement due to user request/,
@@ -401,7 +399,7 @@ my $gen = 3;
 	is($err, '', 'terminated attach: the rebuild gives no error');
 	my $g = guard('big');
 	is($g->{state}, 'ready', 'terminated attach: ready after the rebuild');
-	is($g->{memory_in_use}, filter_bytes($g->{bits}), 'terminated attach: one filter in use after the rebuild');
+	is($g->{memory_in_use}, bg_filter_bytes($g->{bits}), 'terminated attach: one filter in use after the rebuild');
 }
 
 #
@@ -422,10 +420,11 @@ my $gen = 3;
 		is($err, '', "grow to capacity $c: no error");
 		my $g = guard('grow');
 		is($g->{capacity}, $c, "grow to capacity $c: serving");
-		is($g->{memory_in_use}, filter_bytes($g->{bits}), "grow to capacity $c: one filter in use");
+		is($g->{memory_in_use}, bg_filter_bytes($g->{bits}), "grow to capacity $c: one filter in use");
 	}
 }
 
 ok(!$node->log_contains('server process .* was terminated by signal'), 'no backend crashed');
 $node->stop;
+bg_check_log($node);
 done_testing();

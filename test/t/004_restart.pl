@@ -19,13 +19,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
 
-my $node = PostgreSQL::Test::Cluster->new('restart');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'bloomguard'
-max_worker_processes = 16
-max_prepared_transactions = 5
+my $node = bg_node('restart', qq{
 restart_after_crash = on
 bloomguard.background_worker = off
 });
@@ -256,4 +254,5 @@ is(sq(q{SELECT string_agg(relation || ':' || capacity, ',' ORDER BY relation::te
 
 ok(!$node->log_contains('was terminated by signal (?!9)'), 'no backend crashed except the one killed');
 $node->stop;
+bg_check_log($node);
 done_testing();

@@ -11,6 +11,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
 
 my $errmsg = qr/ERROR:  bloomguard must be loaded via shared_preload_libraries/;
 my $hint = qr/HINT:  Add bloomguard to shared_preload_libraries in postgresql\.conf and restart the server\./;
@@ -129,4 +132,5 @@ ok(!$node->log_contains('server process .* was terminated by signal'),
 	'no backend crashed');
 
 $node->stop;
+bg_check_log($node);
 done_testing();

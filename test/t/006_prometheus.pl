@@ -6,6 +6,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
+use FindBin;
 
 # relative to this script: PGXS sets $ENV{TESTDIR} only up to 15
 my $yaml = "$FindBin::RealBin/../../doc/queries.yaml";
@@ -29,9 +32,7 @@ for name, q in doc.items():
 }, $yaml ]);
 is($err, '', 'queries.yaml parses');
 
-my $node = PostgreSQL::Test::Cluster->new('prom');
-$node->init;
-$node->append_conf('postgresql.conf', "shared_preload_libraries = 'bloomguard'");
+my $node = bg_node('prom');
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION bloomguard;
@@ -59,4 +60,5 @@ foreach my $line (split /\n/, $out)
 ok($nqueries > 0, 'at least one query');
 
 $node->stop;
+bg_check_log($node);
 done_testing();

@@ -7,13 +7,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'bloomguard'
-bloomguard.maintenance_interval = 1
-});
+my $primary = bg_node('primary', "bloomguard.maintenance_interval = 1\n",
+	allows_streaming => 1);
 $primary->start;
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION bloomguard;
@@ -73,4 +72,6 @@ cmp_ok($standby->safe_psql('postgres',
 
 $standby->stop;
 $primary->stop;
+bg_check_log($primary);
+bg_check_log($standby);
 done_testing();

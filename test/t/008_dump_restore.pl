@@ -7,11 +7,11 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
 
-my $node = PostgreSQL::Test::Cluster->new('main');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'bloomguard'
+my $node = bg_node('main', qq{
 bloomguard.maintenance_interval = 1
 });
 $node->start;
@@ -83,4 +83,5 @@ is($node->safe_psql('cpy', $wrong), '0', 'the copy, built: every key found');
 is($node->safe_psql('src', $wrong), '0', 'the source is unaffected');
 
 $node->stop;
+bg_check_log($node);
 done_testing();

@@ -1,0 +1,204 @@
+-- cases an adversarial run found: each must answer exactly as EXISTS does,
+-- never 'absent' for a present key, and leave nothing behind
+CREATE EXTENSION bloomguard;
+
+CREATE FUNCTION present_but_absent(rel regclass) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE n bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM %s WHERE bloomguard_check(%L, id) = ''absent''
+                    OR NOT guarded_exists(%L, id)', rel, rel, rel) INTO n;
+  RETURN n;
+END $$;
+
+-- replacing the feed function (CREATE OR REPLACE reaches the object access
+-- hook as a creation of the existing function) breaks every guard
+CREATE TABLE fr (id int PRIMARY KEY);
+INSERT INTO fr SELECT generate_series(1, 100);
+SELECT bloomguard_attach('fr');
+CREATE TABLE fr2 (id int PRIMARY KEY);
+SELECT bloomguard_attach('fr2');
+BEGIN;
+CREATE OR REPLACE FUNCTION bloomguard_trigger() RETURNS trigger
+LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+INSERT INTO fr VALUES (5000);
+-- not our function any more: this transaction's lookups do not trust it
+SELECT guarded_exists('fr', 5000), bloomguard_check('fr', 5000);
+COMMIT;
+SELECT relation, state, feed, last_error FROM bloomguard_health ORDER BY relation::text;
+INSERT INTO fr VALUES (5001);
+SELECT guarded_exists('fr', 5000) AS g5000, guarded_exists('fr', 5001) AS g5001,
+       bloomguard_check('fr', 5000) AS c5000, present_but_absent('fr');
+-- putting the real one back does not bring back the keys it missed
+CREATE OR REPLACE FUNCTION bloomguard_trigger() RETURNS trigger
+AS '$libdir/bloomguard', 'bloomguard_trigger' LANGUAGE C;
+SELECT relation, state, feed FROM bloomguard_health ORDER BY relation::text;
+SELECT bloomguard_check('fr', 5000), guarded_exists('fr', 5000), present_but_absent('fr');
+SELECT bloomguard_rebuild('fr');
+SELECT bloomguard_rebuild('fr2');
+SELECT relation, state, feed FROM bloomguard_health ORDER BY relation::text;
+SELECT bloomguard_check('fr', 5000), bloomguard_check('fr', 5001), present_but_absent('fr');
+-- a rolled-back replacement changes nothing
+BEGIN;
+CREATE OR REPLACE FUNCTION bloomguard_trigger() RETURNS trigger
+LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+ROLLBACK;
+SELECT relation, state FROM bloomguard_health ORDER BY relation::text;
+-- ALTER FUNCTION on it counts too
+ALTER FUNCTION bloomguard_trigger() SET search_path = pg_catalog;
+SELECT relation, state, last_error FROM bloomguard_health ORDER BY relation::text;
+ALTER FUNCTION bloomguard_trigger() RESET search_path;
+SELECT bloomguard_rebuild('fr');
+SELECT bloomguard_rebuild('fr2');
+-- a feed function of the same name in another schema is not ours
+CREATE SCHEMA other;
+CREATE FUNCTION other.bloomguard_trigger() RETURNS trigger
+AS '$libdir/bloomguard', 'bloomguard_trigger' LANGUAGE C;
+CREATE OR REPLACE FUNCTION other.bloomguard_trigger() RETURNS trigger
+AS '$libdir/bloomguard', 'bloomguard_trigger' LANGUAGE C;
+SELECT relation, state FROM bloomguard_health ORDER BY relation::text;
+DROP SCHEMA other CASCADE;
+SELECT bloomguard_detach('fr2');
+DROP TABLE fr2;
+
+-- attach waits for its feed worker in a way the deadlock detector sees:
+-- called from a DO block whose transaction holds what the worker needs, it
+-- fails with "deadlock detected" instead of hanging
+SET statement_timeout = '30s';
+SET deadlock_timeout = '100ms';
+\set VERBOSITY terse
+CREATE TABLE dl (id int PRIMARY KEY);
+-- the GRANT updated dl's pg_class row, which CREATE TRIGGER must update too
+DO $$ BEGIN GRANT SELECT ON dl TO PUBLIC; PERFORM bloomguard_attach('dl'); END $$;
+-- a caller holding a strong lock on the table is refused before any wait
+DO $$ BEGIN LOCK TABLE dl IN ACCESS EXCLUSIVE MODE; PERFORM bloomguard_attach('dl'); END $$;
+\set VERBOSITY default
+RESET deadlock_timeout;
+RESET statement_timeout;
+SELECT count(*) FROM bloomguard_guards WHERE relation = 'dl'::regclass;
+-- nothing was left behind: a top-level attach works
+SELECT bloomguard_attach('dl');
+SELECT state FROM bloomguard_health WHERE relation = 'dl'::regclass;
+SELECT bloomguard_detach('dl');
+DROP TABLE dl;
+
+-- DROP TABLE under session_replication_role = replica, where event
+-- triggers do not fire: the registry row goes with the table
+SELECT count(*) AS registered, (SELECT memory_in_use FROM bloomguard_guard_stats() LIMIT 1) AS mem
+  FROM bloomguard_guards \gset before_
+CREATE TABLE rep (id int PRIMARY KEY);
+SELECT bloomguard_attach('rep', 50000, 0.01);
+SET session_replication_role = replica;
+DROP TABLE rep;
+RESET session_replication_role;
+SELECT count(*) = :before_registered AS unregistered FROM bloomguard_guards;
+SELECT memory_in_use = :before_mem AS freed FROM bloomguard_guard_stats() LIMIT 1;
+-- a rolled-back drop keeps the row and the filter
+CREATE TABLE rep (id int PRIMARY KEY);
+SELECT bloomguard_attach('rep', 50000, 0.01);
+BEGIN;
+DROP TABLE rep;
+ROLLBACK;
+SELECT state FROM bloomguard_health WHERE relation = 'rep'::regclass;
+-- so does a drop in a rolled-back subtransaction
+BEGIN;
+SAVEPOINT s;
+DROP TABLE rep;
+ROLLBACK TO SAVEPOINT s;
+COMMIT;
+SELECT state FROM bloomguard_health WHERE relation = 'rep'::regclass;
+-- DROP SCHEMA ... CASCADE takes the guard with it
+CREATE SCHEMA gone;
+CREATE TABLE gone.t (id int PRIMARY KEY);
+SELECT bloomguard_attach('gone.t', 50000, 0.01);
+DROP SCHEMA gone CASCADE;
+SELECT count(*) AS registered FROM bloomguard_guards;
+DROP TABLE rep;
+SELECT count(*) = :before_registered AS unregistered FROM bloomguard_guards;
+SELECT memory_in_use = :before_mem AS freed FROM bloomguard_guard_stats() LIMIT 1;
+-- a row left behind by an older version (a table that is gone) is not
+-- shown, and bloomguard_detach() removes it
+INSERT INTO bloomguard_guards (relation, capacity, error_rate) VALUES (4000000000, 1000, 0.01);
+SELECT count(*) FROM bloomguard_health WHERE relation::oid = 4000000000;
+SELECT bloomguard_detach(4000000000);
+SELECT count(*) FROM bloomguard_guards WHERE relation::oid = 4000000000;
+SELECT bloomguard_detach(4000000000);
+
+-- a DEFERRABLE primary key is a key: it can hold duplicates inside a
+-- transaction, which a filter does not mind
+CREATE TABLE dpk (id int PRIMARY KEY DEFERRABLE INITIALLY DEFERRED, v text);
+INSERT INTO dpk SELECT g, 'v' FROM generate_series(1, 100) g;
+SELECT guarded_exists('dpk', 5), guarded_exists('dpk', 500);
+SELECT bloomguard_attach('dpk');
+SELECT state FROM bloomguard_health WHERE relation = 'dpk'::regclass;
+SELECT guarded_exists('dpk', 5), guarded_exists('dpk', 500), bloomguard_check('dpk', 500),
+       present_but_absent('dpk');
+BEGIN;
+INSERT INTO dpk VALUES (5, 'dup'), (600, 'new');
+SELECT guarded_exists('dpk', 5), guarded_exists('dpk', 600),
+       (SELECT count(*) FROM dpk WHERE id = 5) AS copies;
+ROLLBACK;
+INSERT INTO dpk VALUES (700, 'new');
+SELECT guarded_exists('dpk', 700), bloomguard_check('dpk', 700), present_but_absent('dpk');
+SELECT bloomguard_detach('dpk');
+DROP TABLE dpk;
+
+-- relhassubclass stays set after the last child goes (until VACUUM or
+-- ANALYZE): the table has no children, so it can be guarded and trusted
+CREATE TABLE par (id int PRIMARY KEY);
+CREATE TABLE kid () INHERITS (par);
+ALTER TABLE kid NO INHERIT par;
+SELECT relhassubclass FROM pg_class WHERE oid = 'par'::regclass;
+INSERT INTO par SELECT generate_series(1, 50);
+SELECT bloomguard_attach('par');
+SELECT state FROM bloomguard_health WHERE relation = 'par'::regclass;
+SELECT bloomguard_check('par', 5000), guarded_exists('par', 5000), present_but_absent('par');
+-- a real child again: the filter stops answering, and a rebuild says why
+ALTER TABLE kid INHERIT par;
+INSERT INTO kid VALUES (6000);
+SELECT bloomguard_check('par', 6000), guarded_exists('par', 6000);
+SELECT bloomguard_rebuild('par');
+DROP TABLE kid;
+SELECT bloomguard_detach('par');
+DROP TABLE par;
+
+-- the backend's key cache stays bounded: looking up and dropping many
+-- tables leaves no description behind for each
+CREATE FUNCTION key_cache_bytes() RETURNS bigint LANGUAGE sql AS $$
+  SELECT coalesce(sum(total_bytes), 0)::bigint FROM pg_backend_memory_contexts
+   WHERE name LIKE 'bloomguard key%' OR ident LIKE 'bloomguard key%' $$;
+SELECT guarded_exists('fr', 1);
+SELECT key_cache_bytes() AS cache_before \gset
+DO $$
+DECLARE r boolean;
+BEGIN
+  FOR i IN 1..3000 LOOP
+    EXECUTE 'CREATE TEMP TABLE kc (id int PRIMARY KEY)';
+    EXECUTE 'SELECT guarded_exists(''kc'', 1)' INTO r;
+    EXECUTE 'DROP TABLE kc';
+  END LOOP;
+END $$;
+SELECT key_cache_bytes() - :cache_before < 100000 AS bounded_after_drops;
+-- and when many tables stay, the cache stops growing at its limit (1000
+-- tables): 1500 more tables cost it no more than the first 1500
+CREATE FUNCTION look_up_new_tables(n int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE r boolean; base int := (SELECT count(*) FROM pg_class WHERE relname LIKE 'kcn%');
+BEGIN
+  FOR i IN base + 1 .. base + n LOOP
+    EXECUTE format('CREATE TEMP TABLE kcn%s (id int PRIMARY KEY)', i);
+    EXECUTE format('SELECT guarded_exists(''kcn%s'', 1)', i) INTO r;
+  END LOOP;
+END $$;
+SELECT look_up_new_tables(1500);
+SELECT key_cache_bytes() AS cache_1500 \gset
+SELECT look_up_new_tables(1500);
+SELECT key_cache_bytes() - :cache_1500 < :cache_1500 / 10 AS stopped_growing;
+SELECT guarded_exists('fr', 1), guarded_exists('fr', 100000);
+DISCARD TEMP;
+
+SELECT bloomguard_detach('fr');
+DROP TABLE fr;
+DROP FUNCTION key_cache_bytes();
+DROP FUNCTION look_up_new_tables(int);
+DROP FUNCTION present_but_absent(regclass);
+DROP EXTENSION bloomguard;

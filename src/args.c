@@ -1,0 +1,357 @@
+/*-------------------------------------------------------------------------
+ *
+ * args.c
+ *	  Turning key arguments into key values.
+ *
+ * guarded_exists() and bloomguard_check() take their key as VARIADIC
+ * "any", so an argument can be of any type.  The rule (the README's "Key
+ * arguments") is that of the query WHERE pk = arg:
+ *
+ *	- an argument of the key column's type, or a domain over it, or text
+ *	  for varchar and the reverse, is the value;
+ *	- an unknown-typed literal is read with the key type's input function;
+ *	- integers of any width mix, and one out of the key type's range can
+ *	  equal no key;
+ *	- a numeric for an integer key is converted only if it is integral
+ *	  (5.5 equals no integer); an integer for a numeric key is exact;
+ *	- anything else cannot be hashed the way the key is: the SQL query
+ *	  itself answers it (source.c), with the argument's own type.
+ *
+ * The planner path converts the comparison values of index conditions
+ * with the same rule (bg_classify_arg(), bg_convert_arg()), so that
+ * cross-type conditions hash the way guarded_exists() hashes.
+ *
+ * How a call site's arguments convert depends only on their types, so it
+ * is worked out once and kept in fn_extra (BgCallCache).
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/rel.h"
+
+#include "bloomguard.h"
+
+/* Is typid one of the integer types that mix freely? */
+static bool
+bg_is_int_type(Oid typid)
+{
+	return typid == INT2OID || typid == INT4OID || typid == INT8OID;
+}
+
+/* Is typid text or varchar, which compare alike? */
+static bool
+bg_is_text_type(Oid typid)
+{
+	return typid == TEXTOID || typid == VARCHAROID;
+}
+
+/* How an argument of argtype becomes a value of col's type. */
+BgArgConv
+bg_classify_arg(Oid argtype, const BgKeyColumn *col)
+{
+	Oid			a = getBaseType(argtype);
+	Oid			t = col->basetype;
+
+	if (a == UNKNOWNOID)
+		return BG_ARG_INPUT;
+	if (a == t)
+		return BG_ARG_SAME;
+	if (bg_is_text_type(a) && bg_is_text_type(t))
+		return BG_ARG_SAME;
+	if (bg_is_int_type(a) && bg_is_int_type(t))
+		return BG_ARG_INT;
+	if (a == NUMERICOID && bg_is_int_type(t))
+		return BG_ARG_NUMERIC_TO_INT;
+	if (bg_is_int_type(a) && t == NUMERICOID)
+		return BG_ARG_INT_TO_NUMERIC;
+	return BG_ARG_SQL;
+}
+
+/* An integer Datum of type typid as an int64. */
+static int64
+bg_int_value(Oid typid, Datum d)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/* Make an integer Datum of type typid, or return false if out of range. */
+static bool
+bg_int_datum(Oid typid, int64 v, Datum *result)
+{
+	switch (typid)
+	{
+		case INT2OID:
+			if (v < PG_INT16_MIN || v > PG_INT16_MAX)
+				return false;
+			*result = Int16GetDatum((int16) v);
+			return true;
+		case INT4OID:
+			if (v < PG_INT32_MIN || v > PG_INT32_MAX)
+				return false;
+			*result = Int32GetDatum((int32) v);
+			return true;
+		default:
+			*result = Int64GetDatum(v);
+			return true;
+	}
+}
+
+/* Is an integral numeric within int8's range? */
+static bool
+bg_numeric_in_int8_range(Numeric num)
+{
+	Datum		lo = NumericGetDatum(int64_to_numeric(PG_INT64_MIN));
+	Datum		hi = NumericGetDatum(int64_to_numeric(PG_INT64_MAX));
+	Datum		n = NumericGetDatum(num);
+
+	return DatumGetInt32(DirectFunctionCall2(numeric_cmp, n, lo)) >= 0 &&
+		DatumGetInt32(DirectFunctionCall2(numeric_cmp, n, hi)) <= 0;
+}
+
+/*
+ * Convert one argument (not NULL) of type argtype into a value of col's
+ * type, the way conv says.  For BG_ARG_INPUT, typinput and typioparam are
+ * the key type's input function.
+ */
+BgKeyResult
+bg_convert_arg(BgArgConv conv, Oid argtype, const BgKeyColumn *col, Datum arg,
+			   Oid typinput, Oid typioparam, Datum *value)
+{
+	Oid			basetype = getBaseType(argtype);
+
+	switch (conv)
+	{
+		case BG_ARG_SAME:
+			*value = arg;
+			return BG_KEY_OK;
+		case BG_ARG_INPUT:
+			*value = OidInputFunctionCall(typinput, DatumGetCString(arg),
+										  typioparam, -1);
+			return BG_KEY_OK;
+		case BG_ARG_INT:
+			if (!bg_int_datum(col->basetype, bg_int_value(basetype, arg), value))
+				return BG_KEY_NO_MATCH;
+			return BG_KEY_OK;
+		case BG_ARG_NUMERIC_TO_INT:
+			{
+				Numeric		num = DatumGetNumeric(arg);
+				Datum		trunc;
+				int64		v;
+
+				if (numeric_is_nan(num) || numeric_is_inf(num))
+					return BG_KEY_NO_MATCH;
+				trunc = DirectFunctionCall2(numeric_trunc, NumericGetDatum(num),
+											Int32GetDatum(0));
+				if (!DatumGetBool(DirectFunctionCall2(numeric_eq, trunc,
+													  NumericGetDatum(num))))
+					return BG_KEY_NO_MATCH; /* 5.5 equals no integer */
+				if (!bg_numeric_in_int8_range(num))
+					return BG_KEY_NO_MATCH;
+				v = DatumGetInt64(DirectFunctionCall1(numeric_int8,
+													  NumericGetDatum(num)));
+				if (!bg_int_datum(col->basetype, v, value))
+					return BG_KEY_NO_MATCH;
+				return BG_KEY_OK;
+			}
+		case BG_ARG_INT_TO_NUMERIC:
+			*value = NumericGetDatum(int64_to_numeric(bg_int_value(basetype, arg)));
+			return BG_KEY_OK;
+		case BG_ARG_SQL:
+			break;
+	}
+	return BG_KEY_SQL;
+}
+
+/*
+ * Collect the key arguments (fcinfo args 1..n, or the elements of a
+ * VARIADIC array) with their types.  Returns the number of key values.
+ */
+static int
+bg_collect_args(FunctionCallInfo fcinfo, Datum *args, bool *nulls, Oid *types,
+				bool *variadic_array)
+{
+	int			n;
+	int			i;
+
+	*variadic_array = get_fn_expr_variadic(fcinfo->flinfo);
+	if (*variadic_array)
+	{
+		ArrayType  *arr;
+		Oid			elemtype;
+		int16		elmlen;
+		bool		elmbyval;
+		char		elmalign;
+		Datum	   *elems;
+		bool	   *elemnulls;
+
+		if (PG_NARGS() != 2)
+			elog(ERROR, "unexpected VARIADIC call");
+		if (PG_ARGISNULL(1))
+			return -1;
+		arr = PG_GETARG_ARRAYTYPE_P(1);
+		elemtype = ARR_ELEMTYPE(arr);
+		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+		deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
+						  &elems, &elemnulls, &n);
+		if (n > INDEX_MAX_KEYS)
+			n = INDEX_MAX_KEYS + 1;
+		for (i = 0; i < n && i < INDEX_MAX_KEYS; i++)
+		{
+			args[i] = elems[i];
+			nulls[i] = elemnulls[i];
+			types[i] = elemtype;
+		}
+		return n;
+	}
+
+	n = PG_NARGS() - 1;
+	for (i = 0; i < n && i < INDEX_MAX_KEYS; i++)
+	{
+		args[i] = PG_GETARG_DATUM(i + 1);
+		nulls[i] = PG_ARGISNULL(i + 1);
+		types[i] = get_fn_expr_argtype(fcinfo->flinfo, i + 1);
+		if (!OidIsValid(types[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("could not determine the data type of key argument %d", i + 1)));
+	}
+	return n;
+}
+
+/*
+ * The call-site cache for this table, key and argument list, built if it
+ * is missing or was built for something else.
+ */
+static BgCallCache *
+bg_call_cache(FunctionCallInfo fcinfo, Relation rel, const BgKeyDesc *desc,
+			  int nkeyargs, Oid *argtypes, bool variadic_array)
+{
+	BgCallCache *cache = (BgCallCache *) fcinfo->flinfo->fn_extra;
+	int			i;
+
+	if (cache != NULL && cache->relid == RelationGetRelid(rel) &&
+		cache->indexoid == desc->indexoid &&
+		cache->nargs == nkeyargs && cache->variadic_array == variadic_array &&
+		memcmp(cache->argtypes, argtypes, nkeyargs * sizeof(Oid)) == 0)
+		return cache;
+
+	if (cache == NULL)
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(BgCallCache));
+	else
+		memset(cache, 0, sizeof(BgCallCache));
+	fcinfo->flinfo->fn_extra = cache;
+
+	if (nkeyargs != desc->nkeys)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wrong number of key values for table \"%s\"",
+						RelationGetRelationName(rel)),
+				 errdetail("The primary key has %d column(s), but %d value(s) were given.",
+						   desc->nkeys, nkeyargs)));
+
+	cache->relid = RelationGetRelid(rel);
+	cache->indexoid = desc->indexoid;
+	cache->nargs = nkeyargs;
+	cache->variadic_array = variadic_array;
+	memcpy(cache->argtypes, argtypes, nkeyargs * sizeof(Oid));
+	for (i = 0; i < nkeyargs; i++)
+	{
+		const BgKeyColumn *col = &desc->cols[i];
+
+		cache->conv[i] = bg_classify_arg(argtypes[i], col);
+		if (cache->conv[i] == BG_ARG_INPUT)
+			getTypeInputInfo(col->basetype, &cache->typinput[i], &cache->typioparam[i]);
+		if (cache->conv[i] == BG_ARG_SQL)
+			cache->any_sql = true;
+	}
+	return cache;
+}
+
+/*
+ * Turn the key arguments of a guarded_exists() or bloomguard_check() call
+ * on rel into key values.  Sets *cachep (NULL for a NULL VARIADIC array),
+ * fills args[] with the arguments and, with BG_KEY_OK, values[] with the
+ * key.
+ */
+BgKeyResult
+bg_call_key(FunctionCallInfo fcinfo, Relation rel, const BgKeyDesc *desc,
+			BgCallCache **cachep, Datum *args, Datum *values)
+{
+	bool		nulls[INDEX_MAX_KEYS + 1];
+	Oid			types[INDEX_MAX_KEYS + 1];
+	bool		variadic_array;
+	BgCallCache *cache;
+	int			n;
+	int			i;
+
+	*cachep = NULL;
+	n = bg_collect_args(fcinfo, args, nulls, types, &variadic_array);
+	if (n < 0)
+		return BG_KEY_NULL;
+	cache = bg_call_cache(fcinfo, rel, desc, Min(n, INDEX_MAX_KEYS + 1), types,
+						  variadic_array);
+	*cachep = cache;
+
+	for (i = 0; i < cache->nargs; i++)
+		if (nulls[i])
+			return BG_KEY_NULL;
+	if (cache->any_sql)
+		return BG_KEY_SQL;
+	for (i = 0; i < cache->nargs; i++)
+	{
+		BgKeyResult kr = bg_convert_arg(cache->conv[i], cache->argtypes[i],
+										&desc->cols[i], args[i],
+										cache->typinput[i], cache->typioparam[i],
+										&values[i]);
+
+		if (kr != BG_KEY_OK)
+			return kr;
+	}
+	return BG_KEY_OK;
+}
+
+/*
+ * The parameters and their types for answering a call by the SQL query
+ * with the arguments' own types: each argument as given, except that an
+ * unknown literal is read with the key type's input function.
+ */
+void
+bg_call_sql_params(const BgCallCache *cache, const BgKeyDesc *desc,
+				   const Datum *args, Datum *params, Oid *types)
+{
+	int			i;
+
+	for (i = 0; i < cache->nargs; i++)
+	{
+		if (cache->conv[i] == BG_ARG_INPUT)
+		{
+			params[i] = OidInputFunctionCall(cache->typinput[i],
+											 DatumGetCString(args[i]),
+											 cache->typioparam[i], -1);
+			types[i] = desc->cols[i].basetype;
+		}
+		else
+		{
+			params[i] = args[i];
+			types[i] = cache->argtypes[i];
+		}
+	}
+}

@@ -1,0 +1,354 @@
+/*-------------------------------------------------------------------------
+ *
+ * maintain.c
+ *	  One maintenance pass over a database's guards, as the background
+ *	  worker runs it (worker.c starts it).
+ *
+ * The pass reads the database's bloomguard_guards and, one guard at a
+ * time, smallest table first (so the most guards are ready soonest),
+ * rebuilds with the online protocol (build.c) every guard that is
+ * not_loaded or untrusted, and, while bloomguard.auto_rebuild is on,
+ * every guard whose load exceeds 1.0, at the capacity sizing.c chooses,
+ * if that fits in the memory caps.
+ *
+ * It never waits for a lock, not even to read a table's size (it sorts by
+ * pg_class.relpages): a table someone holds (LOCK TABLE, VACUUM FULL, a
+ * rebuild) is skipped until the next pass, so no one table can hold up
+ * the other guards, and a waiting worker could never close a deadlock
+ * cycle with DDL.  What it cannot do it says in the health view's
+ * last_error always, and in the log once per reason, not on every pass.
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/xact.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "bloomguard.h"
+
+/* What the worker should do about one guard. */
+typedef struct BgGuardTodo
+{
+	Oid			relid;
+	bool		resize;			/* over capacity: rebuild at a chosen capacity */
+	const char *why;
+} BgGuardTodo;
+
+/*
+ * Decide whether a guard needs a build: not loaded, untrusted, or (with
+ * auto_rebuild) over capacity.
+ */
+static bool
+bg_needs_build(Oid relid, BgGuardTodo *todo)
+{
+	BgSlotCopy	copy;
+
+	todo->relid = relid;
+	todo->resize = false;
+	if (!bg_slot_copy_rel(relid, &copy))
+	{
+		todo->why = "its filter is not loaded";
+		return true;
+	}
+	switch (copy.state)
+	{
+		case BG_STATE_NOT_LOADED:
+			todo->why = "its filter is not loaded";
+			return true;
+		case BG_STATE_UNTRUSTED:
+			todo->why = "its coverage was broken";
+			return true;
+		case BG_STATE_READY:
+			if (bg_auto_rebuild && copy.has_filter && !copy.building &&
+				copy.n_added > copy.capacity)
+			{
+				todo->resize = true;
+				todo->why = "it is over capacity";
+				return true;
+			}
+			return false;
+		default:
+			return false;		/* building: someone is on it */
+	}
+}
+
+/* This database's name, read while the pass had a transaction. */
+static char bg_dbname[NAMEDATALEN];
+
+/*
+ * Say why a guard was not rebuilt: in the health view always, in the log
+ * once per reason (at WARNING if it needs someone to act).  May run
+ * outside a transaction.
+ */
+static void
+bg_worker_note(Oid relid, const char *why, bool warning)
+{
+	bool		changed;
+
+	bg_note_error(relid, why, &changed);
+	ereport(changed ? (warning ? WARNING : LOG) : DEBUG1,
+			(errmsg("bloomguard: not rebuilding the filter of relation %u in database \"%s\": %s",
+					relid, bg_dbname, why)));
+}
+
+/*
+ * The capacity for an automatic resize of a guard over capacity (the same
+ * policy as a rebuild's, build.c), or 0 if it would not fit in the memory
+ * caps next to the serving generation (noted for the health view).
+ */
+static int64
+bg_resize_capacity(Relation rel)
+{
+	BgSlotCopy	copy;
+	int64		capacity = bg_rebuild_capacity(rel);
+	uint64		nbits;
+	int			nhashes;
+
+	if (capacity <= 0 || !bg_slot_copy_rel(RelationGetRelid(rel), &copy))
+		return 0;
+	if (bloom_size((double) capacity, copy.error_rate, &nbits, &nhashes) &&
+		bg_memory_fits(bloom_filter_bytes(nbits)))
+		return capacity;
+	bg_worker_note(RelationGetRelid(rel),
+				   psprintf("automatic resize to capacity " INT64_FORMAT " would exceed the memory caps",
+							capacity), false);
+	return 0;
+}
+
+/* The reason a guard's trigger keeps it from being rebuilt. */
+static const char *
+bg_feed_problem(BgFeedState state)
+{
+	switch (state)
+	{
+		case BG_FEED_MISSING:
+			return "its trigger is missing";
+		case BG_FEED_ALTERED:
+			return "its trigger is not the one bloomguard_attach() creates";
+		case BG_FEED_NOT_ALWAYS:
+			return "its trigger is not enabled ALWAYS";
+		case BG_FEED_IN_PLACE:
+			break;
+	}
+	return NULL;
+}
+
+/* Rebuild one guard in its own transaction; log, never throw, never wait. */
+static void
+bg_worker_build_one(BgGuardTodo *todo)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	TimestampTz start = GetCurrentTimestamp();
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	pgstat_report_activity(STATE_RUNNING, "bloomguard: rebuilding a filter");
+	PG_TRY();
+	{
+		Relation	rel;
+
+		if (!ConditionalLockRelationOid(todo->relid, AccessShareLock))
+			ereport(DEBUG1,
+					(errmsg_internal("bloomguard: relation %u is locked; trying again next pass",
+									 todo->relid)));
+		else if ((rel = try_relation_open(todo->relid, NoLock)) != NULL)
+		{
+			const char *problem = bg_feed_problem(bg_feed_state(rel));
+			char	   *name = pstrdup(RelationGetRelationName(rel));
+			int64		capacity = 0;
+
+			if (problem)
+				bg_worker_note(todo->relid, problem, false);
+			else if (!todo->resize || (capacity = bg_resize_capacity(rel)) > 0)
+			{
+				if (bg_rebuild(rel, capacity, get_float8_nan(), true))
+					ereport(LOG,
+							(errmsg("bloomguard: rebuilt the filter of \"%s\" in database \"%s\" because %s (%.3f s)",
+									name, bg_dbname, todo->why,
+									(double) (GetCurrentTimestamp() - start) / USECS_PER_SEC)));
+				else
+					ereport(DEBUG1,
+							(errmsg_internal("bloomguard: \"%s\" is locked; trying again next pass",
+											 name)));
+			}
+			relation_close(rel, NoLock);
+		}
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		bg_worker_note(todo->relid, edata->message, true);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/*
+ * Read this database's registry and decide what to build, smallest table
+ * first (by pg_class.relpages: reading a table's size would lock it).
+ * Every registered guard gets a slot, so that the health view can say why
+ * one that cannot be built is not.  Returns NIL if the registry is locked.
+ */
+static List *
+bg_guards_to_build(MemoryContext cxt)
+{
+	List	   *todo = NIL;
+	Oid			registry = get_relname_relid(BLOOMGUARD_REGISTRY_TABLE,
+											 bg_extension_schema());
+	char	   *query;
+	uint64		i;
+
+	if (!OidIsValid(registry) ||
+		!ConditionalLockRelationOid(registry, AccessShareLock))
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("bloomguard: the registry is locked; trying again next pass")));
+		return NIL;
+	}
+	query = psprintf("SELECT g.relation::pg_catalog.oid"
+					 " FROM %s.bloomguard_guards g"
+					 " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.relation::pg_catalog.oid"
+					 " ORDER BY c.relpages, c.oid",
+					 quote_identifier(get_namespace_name(bg_extension_schema())));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read bloomguard_guards");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 1, &isnull));
+		BgGuardTodo t;
+		BgSlotRef	ref = BG_SLOT_REF_INIT;
+
+		if (!bg_slot_find(relid, &ref))
+		{
+			BgKeyIdentity none;
+
+			memset(&none, 0, sizeof(none));
+			PG_TRY();
+			{
+				(void) bg_slot_claim(relid, &none, BG_STATE_NOT_LOADED);
+			}
+			PG_CATCH();
+			{
+				/* no free slot: the build will say so */
+				FlushErrorState();
+			}
+			PG_END_TRY();
+		}
+		if (bg_needs_build(relid, &t))
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+			BgGuardTodo *copy = palloc(sizeof(BgGuardTodo));
+
+			*copy = t;
+			todo = lappend(todo, copy);
+			MemoryContextSwitchTo(oldcxt);
+		}
+	}
+	SPI_finish();
+	return todo;
+}
+
+/*
+ * Free the slots of this database that nothing should keep: those whose
+ * table is gone (a safety net: drops free their slots at commit), and, if
+ * the extension is gone, all of them.
+ */
+static void
+bg_release_orphans(bool installed)
+{
+	int			i;
+
+	bg_slot_sweep();
+	for (i = 0; i < bg_slot_count(); i++)
+	{
+		BgSlotCopy	copy;
+
+		if (!bg_slot_copy(i, MyDatabaseId, InvalidOid, &copy))
+			continue;
+		if (!installed ||
+			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(copy.relid)))
+			bg_slot_release(MyDatabaseId, copy.relid);
+	}
+}
+
+/*
+ * One maintenance pass over the guards of the database this background
+ * worker is connected to.  Never throws.
+ */
+void
+bg_maintain_database(void)
+{
+	List	   *todo = NIL;
+	ListCell   *lc;
+
+	/*
+	 * Read the registry, smallest table first.  The extension may be
+	 * dropped or created under our feet; then there is nothing to do.
+	 */
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	PG_TRY();
+	{
+		bool		installed = OidIsValid(get_extension_oid("bloomguard", true));
+
+		strlcpy(bg_dbname, get_database_name(MyDatabaseId), sizeof(bg_dbname));
+
+		bg_release_orphans(installed);
+		if (installed)
+			todo = bg_guards_to_build(TopMemoryContext);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(TopMemoryContext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ereport(LOG,
+				(errmsg("bloomguard: could not read the guards of database %u: %s",
+						MyDatabaseId, edata->message)));
+		return;
+	}
+	PG_END_TRY();
+
+	foreach(lc, todo)
+	{
+		CHECK_FOR_INTERRUPTS();
+		bg_worker_build_one((BgGuardTodo *) lfirst(lc));
+	}
+}
+

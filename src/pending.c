@@ -1,0 +1,299 @@
+/*-------------------------------------------------------------------------
+ *
+ * pending.c
+ *	  What this transaction does to guards when it commits.
+ *
+ * DDL tells bloomguard about a guard from inside a transaction that may
+ * still roll back, so the consequences wait for the commit:
+ *
+ *	UNREGISTER	delete the table's bloomguard_guards row (a dropped table).
+ *				Done at PRE_COMMIT (and PRE_PREPARE), inside the
+ *				transaction, so the row goes exactly when the table does,
+ *				whatever session_replication_role or event_triggers say.
+ *	UNTRUST		mark the guard untrusted (its trigger or feed function
+ *				changed; InvalidOid: every guard of the database).  Done at
+ *				PRE_COMMIT, before the transaction's rows become visible,
+ *				while the DDL's lock still keeps other writers out, and at
+ *				PRE_PREPARE.
+ *	FORGET		free the guard's slot and filters (detach, DROP TABLE;
+ *				InvalidOid: every guard of the database, DROP EXTENSION).
+ *				Done at COMMIT.  A prepared transaction marks the slots
+ *				instead, and shmem.c's sweep frees them once the prepared
+ *				transaction has committed: no extension code runs at
+ *				COMMIT PREPARED.
+ *	FORGET_DATABASE	free every guard of a dropped database, at COMMIT.
+ *
+ * Entries of an aborted subtransaction are dropped; a committed
+ * subtransaction's entries move to its parent.
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "bloomguard.h"
+
+typedef enum BgPendingKind
+{
+	BG_PENDING_UNREGISTER,
+	BG_PENDING_UNTRUST,
+	BG_PENDING_FORGET,
+	BG_PENDING_FORGET_DATABASE	/* relid holds a database OID */
+} BgPendingKind;
+
+typedef struct BgPending
+{
+	BgPendingKind kind;
+	Oid			relid;
+	int			nestlevel;
+	const char *why;			/* UNTRUST: the reason, a constant string */
+} BgPending;
+
+static List *bg_pending = NIL;
+
+/* Add an entry for the current (sub)transaction. */
+static void
+bg_pending_add(BgPendingKind kind, Oid relid, const char *why)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+	BgPending  *p = palloc(sizeof(BgPending));
+
+	p->kind = kind;
+	p->relid = relid;
+	p->nestlevel = GetCurrentTransactionNestLevel();
+	p->why = why;
+	bg_pending = lappend(bg_pending, p);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* Delete the registry rows of dropped tables, if the registry is still there. */
+static void
+bg_pending_unregister(void)
+{
+	ListCell   *lc;
+	Oid		   *relids;
+	int			n = 0;
+
+	foreach(lc, bg_pending)
+	{
+		if (((BgPending *) lfirst(lc))->kind == BG_PENDING_UNREGISTER)
+			n++;
+	}
+	if (n == 0 || !OidIsValid(get_extension_oid("bloomguard", true)))
+		return;					/* the extension went in this transaction too */
+	relids = palloc(n * sizeof(Oid));
+	n = 0;
+	foreach(lc, bg_pending)
+	{
+		BgPending  *p = (BgPending *) lfirst(lc);
+
+		if (p->kind == BG_PENDING_UNREGISTER)
+			relids[n++] = p->relid;
+	}
+	PushActiveSnapshot(GetTransactionSnapshot());
+	bg_registry_delete(relids, n);
+	PopActiveSnapshot();
+	pfree(relids);
+}
+
+/* Mark untrusted what this transaction's DDL made untrustworthy. */
+static void
+bg_pending_untrust(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, bg_pending)
+	{
+		BgPending  *p = (BgPending *) lfirst(lc);
+
+		if (p->kind != BG_PENDING_UNTRUST)
+			continue;
+		if (!OidIsValid(p->relid))
+		{
+			int			i;
+
+			for (i = 0; i < bg_slot_count(); i++)
+			{
+				BgSlotCopy	copy;
+
+				if (bg_slot_copy(i, MyDatabaseId, InvalidOid, &copy))
+					bg_untrust(copy.relid, p->why);
+			}
+		}
+		else if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(p->relid)))
+			bg_untrust(p->relid, p->why);
+		/* a dropped table's slot is forgotten at COMMIT instead */
+	}
+}
+
+/*
+ * Free (at COMMIT) or mark for freeing once xid commits (at PREPARE) the
+ * slots of forgotten guards.
+ */
+static void
+bg_pending_forget(TransactionId prepared_xid)
+{
+	ListCell   *lc;
+
+	foreach(lc, bg_pending)
+	{
+		BgPending  *p = (BgPending *) lfirst(lc);
+
+		if (p->kind == BG_PENDING_FORGET_DATABASE)
+			bg_slot_release_database(p->relid);
+		else if (p->kind != BG_PENDING_FORGET)
+			continue;
+		else if (TransactionIdIsValid(prepared_xid))
+			bg_slot_forget_when_committed(MyDatabaseId, p->relid, prepared_xid);
+		else if (OidIsValid(p->relid))
+			bg_slot_release(MyDatabaseId, p->relid);
+		else
+			bg_slot_release_database(MyDatabaseId);
+	}
+}
+
+/* Transaction callback: carry out the entries at their moment. */
+static void
+bg_pending_xact_callback(XactEvent event, void *arg)
+{
+	if (bg_pending == NIL)
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			bg_pending_unregister();
+			bg_pending_untrust();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			bg_pending_unregister();
+			bg_pending_untrust();
+			bg_pending_forget(GetTopTransactionId());
+			bg_pending = NIL;
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			bg_pending_forget(InvalidTransactionId);
+			bg_pending = NIL;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			bg_pending = NIL;
+			break;
+		default:
+			break;
+	}
+}
+
+/* Subtransaction callback: drop an aborted level's entries, lift a committed one's. */
+static void
+bg_pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							SubTransactionId parentSubid, void *arg)
+{
+	int			level;
+	ListCell   *lc;
+
+	if (bg_pending == NIL)
+		return;
+	level = GetCurrentTransactionNestLevel();
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		List	   *keep = NIL;
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+
+		foreach(lc, bg_pending)
+		{
+			BgPending  *p = (BgPending *) lfirst(lc);
+
+			if (p->nestlevel < level)
+				keep = lappend(keep, p);
+		}
+		MemoryContextSwitchTo(oldcxt);
+		bg_pending = keep;
+	}
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		foreach(lc, bg_pending)
+		{
+			BgPending  *p = (BgPending *) lfirst(lc);
+
+			if (p->nestlevel >= level)
+				p->nestlevel = level - 1;
+		}
+	}
+}
+
+/* Register the callbacks; called from _PG_init while preloading. */
+void
+bg_pending_init(void)
+{
+	RegisterXactCallback(bg_pending_xact_callback, NULL);
+	RegisterSubXactCallback(bg_pending_subxact_callback, NULL);
+}
+
+/*
+ * Free this table's slot when the current transaction commits (InvalidOid:
+ * every guard of this database).
+ */
+void
+bg_forget_at_commit(Oid relid)
+{
+	(void) bg_dsa();			/* no DSA attach (or error) inside COMMIT */
+	bg_pending_add(BG_PENDING_FORGET, relid, NULL);
+}
+
+/* Free every guard of a dropped database when the transaction commits. */
+void
+bg_forget_database_at_commit(Oid dbid)
+{
+	(void) bg_dsa();
+	bg_pending_add(BG_PENDING_FORGET_DATABASE, dbid, NULL);
+}
+
+/*
+ * Mark this table's guard (InvalidOid: every guard of this database)
+ * untrusted when the current transaction commits.
+ */
+void
+bg_untrust_at_commit(Oid relid, const char *why)
+{
+	bg_pending_add(BG_PENDING_UNTRUST, relid, why);
+}
+
+/* Delete this table's registry row before the current transaction commits. */
+void
+bg_unregister_at_commit(Oid relid)
+{
+	bg_pending_add(BG_PENDING_UNREGISTER, relid, NULL);
+}
+
+/*
+ * Will this transaction mark the table's guard untrusted?  Until then its
+ * own lookups must not trust the filter: the DDL that broke coverage is
+ * this transaction's.
+ */
+bool
+bg_untrust_pending(Oid relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, bg_pending)
+	{
+		BgPending  *p = (BgPending *) lfirst(lc);
+
+		if (p->kind == BG_PENDING_UNTRUST &&
+			(!OidIsValid(p->relid) || p->relid == relid))
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,80 @@
+# Shared by bloomguard's TAP tests (test/t/*.pl): a node with the library
+# preloaded, and the check every test ends with, that the server log has
+# no WARNING (or worse) that the test did not expect.
+#
+#   use FindBin;
+#   use lib "$FindBin::RealBin/../lib";
+#   use BloomGuard::Test;
+#
+#   my $node = bg_node('name', 'bloomguard.background_worker = off');
+#   ...
+#   bg_check_log($node, qr/an expected warning/);
+package BloomGuard::Test;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(bg_node bg_check_log bg_filter_bytes);
+
+# Bytes of a filter of $bits bits, as memory_bytes counts them: the
+# filter header (src/filter.h) and whole 64-bit words.
+sub bg_filter_bytes
+{
+	my ($bits) = @_;
+	return 64 + 8 * int(($bits + 63) / 64);
+}
+
+# A new node (not started) with bloomguard preloaded, room for its
+# workers, a log line prefix that names each process's type, and the
+# extra postgresql.conf lines given.  %init goes to init() (for example
+# allows_streaming => 1).
+sub bg_node
+{
+	my ($name, $extra, %init) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	$node->init(%init);
+	$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'bloomguard'
+max_worker_processes = 16
+max_prepared_transactions = 10
+log_line_prefix = '%m [%p] %b: '
+} . ($extra // ''));
+	return $node;
+}
+
+# Fail if the node's log has a WARNING (leak reports are warnings too),
+# PANIC or assertion failure, or an ERROR or FATAL raised by one of
+# bloomguard's background workers, that matches none of the patterns
+# given.  Errors of client sessions are the tests' business: they check
+# them where they expect them.  A worker told to stop by a shutdown says
+# so at FATAL; that is PostgreSQL's own message, not ours.
+sub bg_check_log
+{
+	my ($node, @allowed) = @_;
+	my @bad;
+
+	foreach my $line (split /\n/, slurp_file($node->logfile))
+	{
+		next
+		  unless $line =~ /\b(WARNING|PANIC):/
+		  || $line =~ /TRAP:/
+		  || $line =~ /bloomguard (launcher|worker|attach): (ERROR|FATAL):/;
+		next
+		  if $line =~
+		  /FATAL:  terminating background worker ".*" due to administrator command/;
+		next if grep { $line =~ $_ } @allowed;
+		push @bad, $line;
+	}
+	is(scalar(@bad), 0,
+		$node->name . ': no unexpected warning or worker error in the server log')
+	  or diag(join("\n", @bad[0 .. ($#bad < 19 ? $#bad : 19)]));
+	return;
+}
+
+1;
