@@ -3,14 +3,7 @@
 -- 'absent' until a rebuild, even after the trigger is enabled again.
 CREATE EXTENSION bloomguard;
 
-CREATE FUNCTION present_but_absent(rel regclass) RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-  EXECUTE format('SELECT count(*) FROM %s WHERE bloomguard_check(%L, id) = ''absent''
-                    OR NOT guarded_exists(%L, id)', rel, rel, rel) INTO n;
-  RETURN n;
-END $$;
+\i sql/include/present_but_absent.sql
 
 -- DISABLE TRIGGER by name, then ENABLE ALWAYS again
 CREATE TABLE cov (id int PRIMARY KEY);

@@ -2,14 +2,7 @@
 -- never 'absent' for a present key, and leave nothing behind
 CREATE EXTENSION bloomguard;
 
-CREATE FUNCTION present_but_absent(rel regclass) RETURNS bigint
-LANGUAGE plpgsql AS $$
-DECLARE n bigint;
-BEGIN
-  EXECUTE format('SELECT count(*) FROM %s WHERE bloomguard_check(%L, id) = ''absent''
-                    OR NOT guarded_exists(%L, id)', rel, rel, rel) INTO n;
-  RETURN n;
-END $$;
+\i sql/include/present_but_absent.sql
 
 -- replacing the feed function (CREATE OR REPLACE reaches the object access
 -- hook as a creation of the existing function) breaks every guard

@@ -84,6 +84,18 @@ typedef struct BgKeyIdentity
 	Oid			collations[INDEX_MAX_KEYS];
 } BgKeyIdentity;
 
+/* A slot's traffic counters, kept in an array indexed by this. */
+typedef enum BgCounter
+{
+	BG_COUNT_SHORTCUT,			/* answered "absent" by the filter */
+	BG_COUNT_SOURCE_LOOKUP,		/* the filter said "maybe": the table was read */
+	BG_COUNT_SOURCE_HIT,		/* ... and the key was found */
+	BG_COUNT_FALLBACK,			/* no trusted filter: the table was read */
+	BG_COUNT_PROBE,				/* never-added keys probed */
+	BG_COUNT_PROBE_HIT,			/* ... that the filter called "maybe" */
+	BG_NUM_COUNTERS
+} BgCounter;
+
 /*
  * One guard in shared memory.  Only shmem.c and build.c touch its fields,
  * under the locking rules in shmem.c's header; everyone else copies a slot
@@ -108,13 +120,7 @@ typedef struct BgSlot
 	bool		coverage_broken;	/* untrusted while a build was running */
 	TransactionId forget_xid;	/* free the slot once this xid has committed */
 	char		last_error[128];	/* why the last build failed, if it did */
-	/* traffic counters, updated without a lock */
-	pg_atomic_uint64 shortcuts;
-	pg_atomic_uint64 source_lookups;
-	pg_atomic_uint64 source_hits;
-	pg_atomic_uint64 fallbacks;
-	pg_atomic_uint64 probes;
-	pg_atomic_uint64 probe_hits;
+	pg_atomic_uint64 counters[BG_NUM_COUNTERS];	/* updated without a lock */
 	TimestampTz stats_reset;
 } BgSlot;
 
@@ -143,12 +149,7 @@ typedef struct BgSlotCopy
 	bool		building;
 	char		last_error[128];
 	TimestampTz stats_reset;
-	uint64		shortcuts;
-	uint64		source_lookups;
-	uint64		source_hits;
-	uint64		fallbacks;
-	uint64		probes;
-	uint64		probe_hits;
+	uint64		counters[BG_NUM_COUNTERS];
 	/* ---- the serving filter's, when has_filter */
 	uint64		capacity;
 	double		error_rate;
@@ -157,15 +158,6 @@ typedef struct BgSlotCopy
 	uint64		n_added;
 	uint64		bits_set;
 } BgSlotCopy;
-
-/* A traffic counter of a slot. */
-typedef enum BgCounter
-{
-	BG_COUNT_SHORTCUT,
-	BG_COUNT_SOURCE_LOOKUP,
-	BG_COUNT_SOURCE_HIT,
-	BG_COUNT_FALLBACK
-} BgCounter;
 
 /* What a filter says about a key. */
 typedef enum BgAnswer
@@ -260,7 +252,7 @@ extern Size bg_memory_in_use(void);
 /* slot.c */
 extern bool bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy);
 extern bool bg_slot_copy_rel(Oid relid, BgSlotCopy *copy);
-extern void bg_slot_bump(int index, BgCounter counter);
+extern void bg_slot_bump(int index, BgCounter counter, uint64 n);
 extern int	bg_slot_index(BgSlotRef *ref, Oid relid);
 extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 							const uint64 *colhashes, int nkeys, bool nomatch,

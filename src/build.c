@@ -212,6 +212,7 @@ static BgBuildState bg_active_build;
 static bool bg_active_build_valid = false;
 static bool bg_exit_callback_registered = false;
 
+/* Exit callback: abandon this backend's unfinished build. */
 static void
 bg_build_exit_callback(int code, Datum arg)
 {

@@ -218,6 +218,7 @@ bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n)
  */
 #define BLOOM_PREFETCH_KEYS 16
 
+/* Set the bits of n keys in a private bit array shaped like the filter. */
 void
 bloom_local_add_batch(const BloomFilter *shape, uint64 *words,
 					  const BloomHash *hashes, int n)

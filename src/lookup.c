@@ -258,7 +258,7 @@ guarded_exists(PG_FUNCTION_ARGS)
 	answer = bg_lookup_ask(&lk, &slotindex);
 	if (answer == BG_ANSWER_ABSENT)
 	{
-		bg_slot_bump(slotindex, BG_COUNT_SHORTCUT);
+		bg_slot_bump(slotindex, BG_COUNT_SHORTCUT, 1);
 		bg_lookup_end(&lk);
 		PG_RETURN_BOOL(false);
 	}
@@ -268,12 +268,12 @@ guarded_exists(PG_FUNCTION_ARGS)
 	{
 		if (answer == BG_ANSWER_MAYBE)
 		{
-			bg_slot_bump(slotindex, BG_COUNT_SOURCE_LOOKUP);
+			bg_slot_bump(slotindex, BG_COUNT_SOURCE_LOOKUP, 1);
 			if (found)
-				bg_slot_bump(slotindex, BG_COUNT_SOURCE_HIT);
+				bg_slot_bump(slotindex, BG_COUNT_SOURCE_HIT, 1);
 		}
 		else
-			bg_slot_bump(slotindex, BG_COUNT_FALLBACK);
+			bg_slot_bump(slotindex, BG_COUNT_FALLBACK, 1);
 	}
 	bg_lookup_end(&lk);
 	PG_RETURN_BOOL(found);

@@ -126,6 +126,7 @@ bg_shmem_startup(void)
 	{
 		dsa_area   *area;
 		int			i;
+		int			c;
 
 		bg_shared->lock = &(GetNamedLWLockTranche("bloomguard"))->lock;
 		bg_shared->tranche_id = LWLockNewTrancheId();
@@ -144,12 +145,8 @@ bg_shmem_startup(void)
 			slot->serving = InvalidDsaPointer;
 			slot->building = InvalidDsaPointer;
 			slot->forget_xid = InvalidTransactionId;
-			pg_atomic_init_u64(&slot->shortcuts, 0);
-			pg_atomic_init_u64(&slot->source_lookups, 0);
-			pg_atomic_init_u64(&slot->source_hits, 0);
-			pg_atomic_init_u64(&slot->fallbacks, 0);
-			pg_atomic_init_u64(&slot->probes, 0);
-			pg_atomic_init_u64(&slot->probe_hits, 0);
+			for (c = 0; c < BG_NUM_COUNTERS; c++)
+				pg_atomic_init_u64(&slot->counters[c], 0);
 		}
 
 		/* the postmaster cannot use DSM segments, so start in place */
@@ -315,12 +312,10 @@ bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
 static void
 bg_slot_zero_counters(BgSlot *slot)
 {
-	pg_atomic_write_u64(&slot->shortcuts, 0);
-	pg_atomic_write_u64(&slot->source_lookups, 0);
-	pg_atomic_write_u64(&slot->source_hits, 0);
-	pg_atomic_write_u64(&slot->fallbacks, 0);
-	pg_atomic_write_u64(&slot->probes, 0);
-	pg_atomic_write_u64(&slot->probe_hits, 0);
+	int			c;
+
+	for (c = 0; c < BG_NUM_COUNTERS; c++)
+		pg_atomic_write_u64(&slot->counters[c], 0);
 	slot->stats_reset = GetCurrentTimestamp();
 }
 

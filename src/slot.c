@@ -29,6 +29,7 @@ bool
 bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 {
 	BgSlot	   *slot = bg_slot(index);
+	int			c;
 
 	memset(copy, 0, sizeof(BgSlotCopy));
 	LWLockAcquire(&slot->lock, LW_SHARED);
@@ -62,12 +63,8 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 		copy->bits_set = pg_atomic_read_u64(&f->bits_set);
 	}
 	LWLockRelease(&slot->lock);
-	copy->shortcuts = pg_atomic_read_u64(&slot->shortcuts);
-	copy->source_lookups = pg_atomic_read_u64(&slot->source_lookups);
-	copy->source_hits = pg_atomic_read_u64(&slot->source_hits);
-	copy->fallbacks = pg_atomic_read_u64(&slot->fallbacks);
-	copy->probes = pg_atomic_read_u64(&slot->probes);
-	copy->probe_hits = pg_atomic_read_u64(&slot->probe_hits);
+	for (c = 0; c < BG_NUM_COUNTERS; c++)
+		copy->counters[c] = pg_atomic_read_u64(&slot->counters[c]);
 	return true;
 }
 
@@ -83,27 +80,11 @@ bg_slot_copy_rel(Oid relid, BgSlotCopy *copy)
 	return bg_slot_copy(ref.index, MyDatabaseId, relid, copy);
 }
 
-/* Count one event on the slot at index; no lock (atomics). */
+/* Count n events on the slot at index; no lock (atomics). */
 void
-bg_slot_bump(int index, BgCounter counter)
+bg_slot_bump(int index, BgCounter counter, uint64 n)
 {
-	BgSlot	   *slot = bg_slot(index);
-
-	switch (counter)
-	{
-		case BG_COUNT_SHORTCUT:
-			pg_atomic_fetch_add_u64(&slot->shortcuts, 1);
-			break;
-		case BG_COUNT_SOURCE_LOOKUP:
-			pg_atomic_fetch_add_u64(&slot->source_lookups, 1);
-			break;
-		case BG_COUNT_SOURCE_HIT:
-			pg_atomic_fetch_add_u64(&slot->source_hits, 1);
-			break;
-		case BG_COUNT_FALLBACK:
-			pg_atomic_fetch_add_u64(&slot->fallbacks, 1);
-			break;
-	}
+	pg_atomic_fetch_add_u64(&bg_slot(index)->counters[counter], n);
 }
 
 /* The index of a table's slot, for counting, or -1. */
@@ -231,9 +212,8 @@ bg_slot_probe(Oid relid, int32 n, uint64 *hits, BgState *state)
 		LWLockRelease(&slot->lock);
 		done += batch;
 	}
-	slot = bg_slot(ref.index);
-	pg_atomic_fetch_add_u64(&slot->probes, (uint64) n);
-	pg_atomic_fetch_add_u64(&slot->probe_hits, *hits);
+	bg_slot_bump(ref.index, BG_COUNT_PROBE, (uint64) n);
+	bg_slot_bump(ref.index, BG_COUNT_PROBE_HIT, *hits);
 	return true;
 }
 

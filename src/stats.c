@@ -56,9 +56,28 @@ typedef enum BgStatsVersion
 	BG_STATS_V1_1
 } BgStatsVersion;
 
-#define BG_STATS_COLS_V1_0	24
-#define BG_STATS_COLS_V1_1	33
-#define BG_STATS_COLS_MAX	33
+/* The columns of version 1.1, in order. */
+enum
+{
+	COL_RELID, COL_STATE, COL_FEED, COL_GENERATION, COL_CAPACITY,
+	COL_ERROR_RATE, COL_BITS, COL_HASHES, COL_MEMORY_BYTES, COL_N_ADDED,
+	COL_BITS_SET, COL_LOAD, COL_FILL, COL_ESTIMATED_KEYS, COL_THEORETICAL_FP,
+	COL_PROBES, COL_PROBE_HITS, COL_ACTUAL_FP, COL_CHECKS, COL_SHORTCUTS,
+	COL_SOURCE_LOOKUPS, COL_SOURCE_HITS, COL_FALLBACKS, COL_OBSERVED_FP,
+	COL_SUGGESTED_CAPACITY, COL_BUILT_AT, COL_BUILD_SECONDS, COL_BUILDER_PID,
+	COL_LAST_ERROR, COL_STATS_RESET, COL_MEMORY_IN_USE, COL_MAX_MEMORY,
+	BG_STATS_COLS
+};
+
+/* Version 1.0's columns, a subset of 1.1's. */
+static const int bg_stats_cols_1_0[] = {
+	COL_RELID, COL_STATE, COL_GENERATION, COL_CAPACITY, COL_ERROR_RATE,
+	COL_BITS, COL_HASHES, COL_MEMORY_BYTES, COL_N_ADDED, COL_BITS_SET,
+	COL_PROBES, COL_PROBE_HITS, COL_CHECKS, COL_SHORTCUTS, COL_SOURCE_LOOKUPS,
+	COL_SOURCE_HITS, COL_FALLBACKS, COL_BUILT_AT, COL_BUILD_SECONDS,
+	COL_BUILDER_PID, COL_LAST_ERROR, COL_STATS_RESET, COL_MEMORY_IN_USE,
+	COL_MAX_MEMORY
+};
 
 /* A state's name, as the health view shows it. */
 static const char *
@@ -119,65 +138,22 @@ bg_may_see(Oid relid)
 		pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK;
 }
 
-/* Fill the version 1.0 columns for a slot copy. */
-static int
-bg_stats_row_1_0(const BgSlotCopy *c, Datum *values, bool *nulls)
-{
-	int			n = 0;
-	bool		nf = !c->has_filter;
-
-	values[n++] = ObjectIdGetDatum(c->relid);
-	values[n++] = CStringGetTextDatum(bg_state_name(c->state));
-	values[n++] = Int64GetDatum((int64) c->generation);
-	values[n] = Int64GetDatum((int64) c->capacity);
-	nulls[n++] = nf;
-	values[n] = Float8GetDatum(c->error_rate);
-	nulls[n++] = nf;
-	values[n] = Int64GetDatum((int64) c->nbits);
-	nulls[n++] = nf;
-	values[n] = Int32GetDatum(c->nhashes);
-	nulls[n++] = nf;
-	values[n++] = Int64GetDatum((int64) c->bytes);
-	values[n] = Int64GetDatum((int64) c->n_added);
-	nulls[n++] = nf;
-	values[n] = Int64GetDatum((int64) c->bits_set);
-	nulls[n++] = nf;
-	values[n++] = Int64GetDatum((int64) c->probes);
-	values[n++] = Int64GetDatum((int64) c->probe_hits);
-	values[n++] = Int64GetDatum((int64) (c->shortcuts + c->source_lookups + c->fallbacks));
-	values[n++] = Int64GetDatum((int64) c->shortcuts);
-	values[n++] = Int64GetDatum((int64) c->source_lookups);
-	values[n++] = Int64GetDatum((int64) c->source_hits);
-	values[n++] = Int64GetDatum((int64) c->fallbacks);
-	values[n] = TimestampTzGetDatum(c->built_at);
-	nulls[n++] = (c->built_at == 0);
-	values[n] = Float8GetDatum(c->build_seconds);
-	nulls[n++] = (c->built_at == 0);
-	values[n] = Int32GetDatum(c->builder_pid);
-	nulls[n++] = (c->builder_pid == 0);
-	values[n] = CStringGetTextDatum(c->last_error);
-	nulls[n++] = (c->last_error[0] == '\0');
-	values[n++] = TimestampTzGetDatum(c->stats_reset);
-	values[n++] = Int64GetDatum((int64) bg_memory_in_use());
-	values[n++] = Int64GetDatum((int64) bg_memory_cap());
-	return n;
-}
-
 /*
- * Fill the version 1.1 columns for a guard: its registry entry (reg, NULL
- * for a slot with no row yet, mid-attach) and its slot copy (c->relid
- * InvalidOid when it has no slot: not loaded since a restart).
+ * Fill a row of version 1.1's columns for a guard: its registry entry
+ * (reg, NULL for a slot with no row yet, mid-attach) and its slot copy
+ * (c->relid InvalidOid when it has none: not loaded since a restart).
  */
-static int
-bg_stats_row_1_1(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
-				 Datum *values, bool *nulls)
+static void
+bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
+			 Datum *values, bool *nulls)
 {
-	int			n = 0;
 	bool		nf = !c->has_filter;
-	uint64		lost = c->source_lookups - c->source_hits;
+	const uint64 *k = c->counters;
+	uint64		lost = k[BG_COUNT_SOURCE_LOOKUP] - k[BG_COUNT_SOURCE_HIT];
+	uint64		absent = lost + k[BG_COUNT_SHORTCUT];
 	double		keys = 0;
 	bool		full = false;
-	int64		capacity = c->has_filter ? (int64) c->capacity : (reg ? reg->capacity : 0);
+	int64		capacity = nf ? (reg ? reg->capacity : 0) : (int64) c->capacity;
 	const char *state;
 
 	if (!bg_enabled)
@@ -186,63 +162,79 @@ bg_stats_row_1_1(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 		state = bg_state_name(c->state);
 	else
 		state = "not_loaded";
-	if (c->has_filter)
+	if (!nf)
 		keys = bloom_estimated_keys(c->nbits, c->nhashes, c->bits_set, &full);
 
-	values[n++] = ObjectIdGetDatum(relid);
-	values[n++] = CStringGetTextDatum(state);
-	values[n++] = CStringGetTextDatum(bg_feed_name(bg_feed_state_by_oid(relid)));
-	values[n++] = Int64GetDatum((int64) c->generation);
-	values[n] = Int64GetDatum(capacity);
-	nulls[n++] = (capacity == 0);
-	values[n] = Float8GetDatum(c->has_filter ? c->error_rate : (reg ? reg->error_rate : 0));
-	nulls[n++] = nf && reg == NULL;
-	values[n] = Int64GetDatum((int64) c->nbits);
-	nulls[n++] = nf;
-	values[n] = Int32GetDatum(c->nhashes);
-	nulls[n++] = nf;
-	values[n++] = Int64GetDatum((int64) c->bytes);
-	values[n] = Int64GetDatum((int64) c->n_added);
-	nulls[n++] = nf;
-	values[n] = Int64GetDatum((int64) c->bits_set);
-	nulls[n++] = nf;
+#define PUT(col, datum, isnull) (values[col] = (datum), nulls[col] = (isnull))
+	PUT(COL_RELID, ObjectIdGetDatum(relid), false);
+	PUT(COL_STATE, CStringGetTextDatum(state), false);
+	PUT(COL_FEED, CStringGetTextDatum(bg_feed_name(bg_feed_state_by_oid(relid))), false);
+	PUT(COL_GENERATION, Int64GetDatum((int64) c->generation), false);
+	PUT(COL_CAPACITY, Int64GetDatum(capacity), capacity == 0);
+	PUT(COL_ERROR_RATE, Float8GetDatum(nf ? (reg ? reg->error_rate : 0) : c->error_rate),
+		nf && reg == NULL);
+	PUT(COL_BITS, Int64GetDatum((int64) c->nbits), nf);
+	PUT(COL_HASHES, Int32GetDatum(c->nhashes), nf);
+	PUT(COL_MEMORY_BYTES, Int64GetDatum((int64) c->bytes), false);
+	PUT(COL_N_ADDED, Int64GetDatum((int64) c->n_added), nf);
+	PUT(COL_BITS_SET, Int64GetDatum((int64) c->bits_set), nf);
 	/* the gauges (filter.c's formulas) */
-	values[n] = Float8GetDatum(nf ? 0 : (double) c->n_added / (double) c->capacity);
-	nulls[n++] = nf;
-	values[n] = Float8GetDatum(nf ? 0 : bloom_fill(c->nbits, c->bits_set));
-	nulls[n++] = nf;
-	values[n] = Float8GetDatum(keys);
-	nulls[n++] = nf || full;
-	values[n] = Float8GetDatum(nf ? 0 : bloom_theoretical_fp(c->nbits, c->nhashes, c->n_added));
-	nulls[n++] = nf;
-	values[n++] = Int64GetDatum((int64) c->probes);
-	values[n++] = Int64GetDatum((int64) c->probe_hits);
-	values[n++] = Float8GetDatum(c->probes > 0 ? (double) c->probe_hits / c->probes : 0);
-	values[n++] = Int64GetDatum((int64) (c->shortcuts + c->source_lookups + c->fallbacks));
-	values[n++] = Int64GetDatum((int64) c->shortcuts);
-	values[n++] = Int64GetDatum((int64) c->source_lookups);
-	values[n++] = Int64GetDatum((int64) c->source_hits);
-	values[n++] = Int64GetDatum((int64) c->fallbacks);
-	values[n++] = Float8GetDatum(lost + c->shortcuts > 0 ?
-								 (double) lost / (double) (lost + c->shortcuts) : 0);
+	PUT(COL_LOAD, Float8GetDatum(nf ? 0 : (double) c->n_added / (double) c->capacity), nf);
+	PUT(COL_FILL, Float8GetDatum(nf ? 0 : bloom_fill(c->nbits, c->bits_set)), nf);
+	PUT(COL_ESTIMATED_KEYS, Float8GetDatum(keys), nf || full);
+	PUT(COL_THEORETICAL_FP,
+		Float8GetDatum(nf ? 0 : bloom_theoretical_fp(c->nbits, c->nhashes, c->n_added)), nf);
+	PUT(COL_PROBES, Int64GetDatum((int64) k[BG_COUNT_PROBE]), false);
+	PUT(COL_PROBE_HITS, Int64GetDatum((int64) k[BG_COUNT_PROBE_HIT]), false);
+	PUT(COL_ACTUAL_FP, Float8GetDatum(k[BG_COUNT_PROBE] > 0 ?
+									  (double) k[BG_COUNT_PROBE_HIT] / k[BG_COUNT_PROBE] : 0),
+		false);
+	/* every counted call is exactly one of these three */
+	PUT(COL_CHECKS, Int64GetDatum((int64) (k[BG_COUNT_SHORTCUT] + k[BG_COUNT_SOURCE_LOOKUP] +
+										   k[BG_COUNT_FALLBACK])), false);
+	PUT(COL_SHORTCUTS, Int64GetDatum((int64) k[BG_COUNT_SHORTCUT]), false);
+	PUT(COL_SOURCE_LOOKUPS, Int64GetDatum((int64) k[BG_COUNT_SOURCE_LOOKUP]), false);
+	PUT(COL_SOURCE_HITS, Int64GetDatum((int64) k[BG_COUNT_SOURCE_HIT]), false);
+	PUT(COL_FALLBACKS, Int64GetDatum((int64) k[BG_COUNT_FALLBACK]), false);
+	PUT(COL_OBSERVED_FP, Float8GetDatum(absent > 0 ? (double) lost / (double) absent : 0), false);
 	/* what a resize would choose: the advice for OVER_CAPACITY */
-	values[n] = Int64GetDatum(nf ? 0 :
-							  bg_choose_capacity(bg_live_rows(relid), keys, full,
-												 (int64) c->capacity));
-	nulls[n++] = nf;
-	values[n] = TimestampTzGetDatum(c->built_at);
-	nulls[n++] = (c->built_at == 0);
-	values[n] = Float8GetDatum(c->build_seconds);
-	nulls[n++] = (c->built_at == 0);
-	values[n] = Int32GetDatum(c->builder_pid);
-	nulls[n++] = (c->builder_pid == 0);
-	values[n] = CStringGetTextDatum(c->last_error);
-	nulls[n++] = (c->last_error[0] == '\0');
-	values[n] = TimestampTzGetDatum(c->stats_reset);
-	nulls[n++] = !OidIsValid(c->relid);
-	values[n++] = Int64GetDatum((int64) bg_memory_in_use());
-	values[n++] = Int64GetDatum((int64) bg_memory_cap());
-	return n;
+	PUT(COL_SUGGESTED_CAPACITY,
+		Int64GetDatum(nf ? 0 : bg_choose_capacity(bg_live_rows(relid), keys, full,
+												   (int64) c->capacity)), nf);
+	PUT(COL_BUILT_AT, TimestampTzGetDatum(c->built_at), c->built_at == 0);
+	PUT(COL_BUILD_SECONDS, Float8GetDatum(c->build_seconds), c->built_at == 0);
+	PUT(COL_BUILDER_PID, Int32GetDatum(c->builder_pid), c->builder_pid == 0);
+	PUT(COL_LAST_ERROR, CStringGetTextDatum(c->last_error), c->last_error[0] == '\0');
+	PUT(COL_STATS_RESET, TimestampTzGetDatum(c->stats_reset), !OidIsValid(c->relid));
+	PUT(COL_MEMORY_IN_USE, Int64GetDatum((int64) bg_memory_in_use()), false);
+	PUT(COL_MAX_MEMORY, Int64GetDatum((int64) bg_memory_cap()), false);
+#undef PUT
+}
+
+/* Add a guard's row to the result, in the caller's version. */
+static void
+bg_stats_emit(ReturnSetInfo *rsinfo, BgStatsVersion version, Oid relid,
+			  const BgRegistryEntry *reg, const BgSlotCopy *c)
+{
+	Datum		values[BG_STATS_COLS];
+	bool		nulls[BG_STATS_COLS];
+
+	bg_stats_row(relid, reg, c, values, nulls);
+	if (version == BG_STATS_V1_0)
+	{
+		Datum		v10[lengthof(bg_stats_cols_1_0)];
+		bool		n10[lengthof(bg_stats_cols_1_0)];
+		int			i;
+
+		for (i = 0; i < lengthof(bg_stats_cols_1_0); i++)
+		{
+			v10[i] = values[bg_stats_cols_1_0[i]];
+			n10[i] = nulls[bg_stats_cols_1_0[i]];
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v10, n10);
+	}
+	else
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
 /* The rows of bloomguard_guard_stats() in either version. */
@@ -266,16 +258,12 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 		{
 			BgRegistryEntry *reg = (BgRegistryEntry *) lfirst(lc);
 			BgSlotCopy	copy;
-			Datum		values[BG_STATS_COLS_MAX];
-			bool		nulls[BG_STATS_COLS_MAX];
 
 			if (!bg_may_see(reg->relid))
 				continue;
 			if (!bg_slot_copy_rel(reg->relid, &copy))
 				copy.relid = InvalidOid;
-			memset(nulls, 0, sizeof(nulls));
-			(void) bg_stats_row_1_1(reg->relid, reg, &copy, values, nulls);
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			bg_stats_emit(rsinfo, version, reg->relid, reg, &copy);
 		}
 	}
 
@@ -283,8 +271,6 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 	for (i = 0; i < bg_slot_count(); i++)
 	{
 		BgSlotCopy	copy;
-		Datum		values[BG_STATS_COLS_MAX];
-		bool		nulls[BG_STATS_COLS_MAX];
 		bool		registered = false;
 
 		if (!bg_slot_copy(i, MyDatabaseId, InvalidOid, &copy))
@@ -293,12 +279,7 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 			registered |= ((BgRegistryEntry *) lfirst(lc))->relid == copy.relid;
 		if (registered || !bg_may_see(copy.relid))
 			continue;
-		memset(nulls, 0, sizeof(nulls));
-		if (version == BG_STATS_V1_0)
-			(void) bg_stats_row_1_0(&copy, values, nulls);
-		else
-			(void) bg_stats_row_1_1(copy.relid, NULL, &copy, values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		bg_stats_emit(rsinfo, version, copy.relid, NULL, &copy);
 	}
 }
 
