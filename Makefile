@@ -8,6 +8,7 @@ OBJS = \
 	src/slot.o \
 	src/registry.o \
 	src/pending.o \
+	src/statement.o \
 	src/keys.o \
 	src/keycache.o \
 	src/coverage.o \

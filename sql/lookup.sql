@@ -6,7 +6,9 @@
 -- probability are printed.
 CREATE EXTENSION bloomguard;
 
--- own transaction: after its own INSERT the filter is not trusted
+-- own transaction: its earlier statements have fired their triggers, so
+-- their keys are in the filter, which may answer
+
 CREATE TABLE lk_own (id int PRIMARY KEY, payload text);
 INSERT INTO lk_own SELECT g, 'row' FROM generate_series(1, 100) g;
 SELECT bloomguard_attach('lk_own', 10000);
@@ -203,6 +205,31 @@ WITH answers AS MATERIALIZED (SELECT g, guarded_exists('lk_func', g) AS guarded
                                             FROM generate_series(490, 510) g)
 SELECT g, guarded, EXISTS (SELECT 1 FROM lk_func WHERE id = g) AS plain
   FROM answers WHERE g IN (499, 500, 501) ORDER BY g;
+-- a volatile function in the SELECT list of an INSERT ... SELECT runs
+-- inside the writing statement with a later command id: it sees the rows
+-- inserted so far, whose keys reach the filter only when the statement
+-- ends, so it must not trust the filter (a STABLE one shares the
+-- statement's snapshot, which does not see them)
+CREATE TABLE lk_insel (id int PRIMARY KEY, guarded bool, plain bool, filter text);
+SELECT bloomguard_attach('lk_insel', 10000);
+CREATE FUNCTION lk_insel_probe(k int, OUT guarded bool, OUT plain bool, OUT filter text)
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    guarded := guarded_exists('lk_insel', k);
+    plain := EXISTS (SELECT 1 FROM lk_insel WHERE id = k);
+    filter := bloomguard_check('lk_insel', k);
+END $$;
+INSERT INTO lk_insel SELECT g, (p).guarded, (p).plain, (p).filter
+  FROM (SELECT g, lk_insel_probe(g - 1) AS p FROM generate_series(1, 100) g) s;
+SELECT count(*) FILTER (WHERE guarded IS DISTINCT FROM plain) AS disagree,
+       count(*) FILTER (WHERE guarded) AS found_previous,
+       count(*) FILTER (WHERE filter <> 'unknown') AS filter_trusted
+  FROM lk_insel;
+SELECT count(*) FILTER (WHERE bloomguard_check('lk_insel', g) <> 'maybe') AS not_maybe
+  FROM generate_series(1, 100) g;
+SELECT bloomguard_detach('lk_insel');
+DROP TABLE lk_insel;
+DROP FUNCTION lk_insel_probe(int);
 -- a writable CTE: the main query does not see the CTE's row, and neither does guarded_exists
 WITH ins AS (INSERT INTO lk_func VALUES (6000) RETURNING id)
 SELECT (SELECT count(*) FROM ins) AS inserted,
@@ -385,7 +412,8 @@ RESET bloomguard.enabled;
 SELECT checks, source_hits, shortcuts + (source_lookups - source_hits) AS absent_answers,
        fallbacks
   FROM bloomguard_health WHERE relation = 'lk_stats'::regclass;
--- calls in a transaction that wrote the table are fallbacks too
+-- calls in a transaction that wrote the table in an earlier statement use
+-- the filter (the statement fed it when it ended)
 BEGIN;
 INSERT INTO lk_stats VALUES (5000);
 SELECT count(*) FILTER (WHERE guarded_exists('lk_stats', g)) AS found

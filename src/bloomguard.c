@@ -14,6 +14,8 @@
  *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust
  *	registry.c	the bloomguard_guards configuration table; ownership checks
  *	pending.c	what a transaction does to guards when it commits
+ *	statement.c	which of this backend's own writes a lookup might see before
+ *				their keys reach the filter
  *	keys.c		describing and hashing a table's primary key
  *	keycache.c	the backend-wide cache of key descriptions
  *	coverage.c	the feed trigger's state; noticing it change, and drops
@@ -153,6 +155,7 @@ _PG_init(void)
 
 	bg_shmem_init();
 	bg_pending_init();
+	bg_statement_init();
 	bg_coverage_init();
 	bg_worker_init();
 }

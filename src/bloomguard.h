@@ -20,6 +20,7 @@
 #include "storage/lwlock.h"
 #include "utils/dsa.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
 
 #include "compat.h"
 #include "filter.h"
@@ -289,6 +290,10 @@ extern void bg_check_schema_usage(Relation rel);
 extern void bg_check_owner(Relation rel);
 extern void bg_require_guarded(Relation rel, int64 *capacity, double *error_rate);
 
+/* statement.c */
+extern void bg_statement_init(void);
+extern bool bg_own_writes_fed(Oid relid, Snapshot snap);
+
 /* keys.c */
 extern Oid	bg_primary_key_index(Relation rel);
 extern BgKeyDesc *bg_keydesc_build(Relation rel, bool missing_ok, bool require_hash);
@@ -386,7 +391,7 @@ extern bool bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *para
 						  const Oid *types, bool typed);
 
 /* lookup.c */
-extern bool bg_filter_trusted(Relation rel);
+extern bool bg_filter_trusted(Relation rel, Snapshot snap);
 
 /* maintain.c */
 extern void bg_maintain_database(void);

@@ -19,9 +19,11 @@
  *	- the feed trigger is in place, as attach made it, enabled ALWAYS, and
  *	  this transaction has not changed it (bg_untrust_pending());
  *	- the table has no inheritance children;
- *	- this transaction has not written the table.  AFTER ROW triggers fire
- *	  at the end of the statement, so a function running inside a writing
- *	  statement can see rows whose bits are not set yet;
+ *	- no statement of this backend that writes rows is still running with
+ *	  a command id the lookup's snapshot can see: AFTER ROW triggers fire at
+ *	  the end of the statement, so a query nested inside a writing
+ *	  statement can see rows whose keys are not in the filter yet, while
+ *	  the statement's own scans cannot (statement.c has the argument);
  *	- the isolation level is not SERIALIZABLE: a negative answered from the
  *	  filter would skip the index predicate lock that lets SSI detect a
  *	  concurrent insert of the same key;
@@ -47,11 +49,11 @@
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
-#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
+#include "utils/snapmgr.h"
 
 #include "bloomguard.h"
 
@@ -120,11 +122,11 @@ bg_rls_applies(Relation rel)
 }
 
 /*
- * May this backend's lookups of rel trust its filter now?  Everything in
- * the file header's list but the guard's own state.
+ * May a lookup of rel under snapshot snap trust its filter now?  Everything
+ * in the file header's list but the guard's own state.
  */
 bool
-bg_filter_trusted(Relation rel)
+bg_filter_trusted(Relation rel, Snapshot snap)
 {
 	if (!bg_enabled || RecoveryInProgress())
 		return false;
@@ -132,7 +134,7 @@ bg_filter_trusted(Relation rel)
 		return false;
 	if (IsolationIsSerializable())
 		return false;
-	if (CheckRelationLockedByMe(rel, RowExclusiveLock, true))
+	if (!bg_own_writes_fed(RelationGetRelid(rel), snap))
 		return false;
 	if (bg_feed_state(rel) != BG_FEED_IN_PLACE)
 		return false;
@@ -197,7 +199,7 @@ bg_lookup_ask(BgLookup *lk, int *slotindex)
 
 	if (lk->rls || !desc->hashable ||
 		(lk->kr != BG_KEY_OK && !nomatch) ||
-		!bg_filter_trusted(lk->rel))
+		!bg_filter_trusted(lk->rel, ActiveSnapshotSet() ? GetActiveSnapshot() : NULL))
 	{
 		*slotindex = bg_slot_index(&lk->info->ref, relid);
 		return BG_ANSWER_UNKNOWN;
