@@ -18,7 +18,6 @@
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "storage/lwlock.h"
-#include "utils/dsa.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
 
@@ -56,6 +55,12 @@ extern double bg_default_error_rate;
 extern int	bg_maintenance_interval;
 extern bool bg_auto_rebuild;
 extern bool bg_background_worker;
+
+/* A filter's place in the filter pool (shmem.c): an offset, 0 for none. */
+typedef uint64 BgFilterPtr;
+
+#define InvalidBgFilterPtr		((BgFilterPtr) 0)
+#define BgFilterPtrIsValid(p)	((p) != InvalidBgFilterPtr)
 
 /*
  * A guard's state, as the health view shows it.  DISABLED is not stored;
@@ -110,8 +115,8 @@ typedef struct BgSlot
 	uint64		incarnation;	/* changes whenever the slot is (re)claimed */
 	BgState		state;
 	BgKeyIdentity key;
-	dsa_pointer serving;		/* complete filter readers may use */
-	dsa_pointer building;		/* filter being built; the trigger feeds it too */
+	BgFilterPtr serving;		/* complete filter readers may use */
+	BgFilterPtr building;		/* filter being built; the trigger feeds it too */
 	Size		serving_bytes;
 	Size		building_bytes;
 	uint64		generation;		/* of the serving filter */
@@ -232,7 +237,6 @@ typedef enum BgFeedState
 extern void bg_shmem_init(void);
 extern void bg_require_loaded(void);
 extern bool bg_loaded(void);
-extern dsa_area *bg_dsa(void);
 extern int	bg_slot_count(void);
 extern BgSlot *bg_slot(int index);
 extern bool bg_slot_find(Oid relid, BgSlotRef *ref);
@@ -245,8 +249,9 @@ extern void bg_slot_sweep(void);
 extern void bg_slot_reset_counters(int index, Oid relid);
 extern Size bg_memory_cap(void);
 extern Size bg_guard_memory_cap(void);
-extern void bg_memory_reserve(Size bytes, Oid relid);
-extern void bg_memory_unreserve(Size bytes);
+extern BgFilterPtr bg_filter_alloc(Size bytes, Oid relid, BgFilterPtr away_from);
+extern void bg_filter_free(BgFilterPtr p, Size bytes);
+extern BloomFilter *bg_filter_addr(BgFilterPtr p);
 extern bool bg_memory_fits(Size bytes);
 extern Size bg_memory_in_use(void);
 
@@ -328,7 +333,7 @@ typedef struct BgBuildState
 {
 	int			slotindex;
 	uint64		incarnation;
-	dsa_pointer dp;
+	BgFilterPtr dp;
 	Size		bytes;
 	BloomFilter *filter;
 	TimestampTz start;

@@ -234,13 +234,13 @@ bg_build_abandon(BgBuildState *bs, const char *why)
 	bool		ours;
 
 	bg_active_build_valid = false;
-	if (!DsaPointerIsValid(bs->dp))
+	if (!BgFilterPtrIsValid(bs->dp))
 		return;
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	ours = (slot->incarnation == bs->incarnation && slot->building == bs->dp);
 	if (ours)
 	{
-		slot->building = InvalidDsaPointer;
+		slot->building = InvalidBgFilterPtr;
 		slot->building_bytes = 0;
 		slot->builder_pid = 0;
 		if (slot->state == BG_STATE_BUILDING)
@@ -252,11 +252,8 @@ bg_build_abandon(BgBuildState *bs, const char *why)
 
 	/* if the slot was freed meanwhile, bg_slot_release() freed it already */
 	if (ours)
-	{
-		dsa_free(bg_dsa(), bs->dp);
-		bg_memory_unreserve(bs->bytes);
-	}
-	bs->dp = InvalidDsaPointer;
+		bg_filter_free(bs->dp, bs->bytes);
+	bs->dp = InvalidBgFilterPtr;
 }
 
 /*
@@ -270,47 +267,39 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 			   uint64 capacity, double error_rate, BgBuildState *bs)
 {
 	BgSlot	   *slot = bg_slot(slotindex);
-	dsa_area   *area = bg_dsa();
 	uint64		nbits;
 	int			nhashes;
 	Size		bytes;
-	dsa_pointer dp;
+	BgFilterPtr dp;
 	BloomFilter *filter;
 	uint64		seed;
 
 	memset(bs, 0, sizeof(BgBuildState));
-	bs->dp = InvalidDsaPointer;
+	bs->dp = InvalidBgFilterPtr;
 	bs->slotindex = slotindex;
 	bs->start = GetCurrentTimestamp();
 
 	bg_filter_size((int64) capacity, error_rate, &nbits, &nhashes, &bytes);
 
-	/* count both generations against the cap while they coexist */
-	bg_memory_reserve(bytes, RelationGetRelid(rel));
-	dp = dsa_allocate_extended(area, bytes, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
-	if (!DsaPointerIsValid(dp))
-	{
-		bg_memory_unreserve(bytes);
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of shared memory for the filter of table \"%s\"",
-						RelationGetRelationName(rel)),
-				 errdetail("Failed on request of size %zu.", bytes)));
-	}
-	filter = (BloomFilter *) dsa_get_address(area, dp);
+	/*
+	 * Both generations count against the caps while they coexist.  The
+	 * serving one is read without its lock: it only says where to place
+	 * the new one.
+	 */
+	dp = bg_filter_alloc(bytes, RelationGetRelid(rel), slot->serving);
+	filter = bg_filter_addr(dp);
 	if (!pg_strong_random(&seed, sizeof(seed)))
 		seed = pg_prng_uint64(&pg_global_prng_state);
 	bloom_init(filter, capacity, error_rate, nbits, nhashes, seed);
 
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	if (slot->relid != RelationGetRelid(rel) || slot->dbid != MyDatabaseId ||
-		slot->state == BG_STATE_FREE || DsaPointerIsValid(slot->building))
+		slot->state == BG_STATE_FREE || BgFilterPtrIsValid(slot->building))
 	{
-		bool		busy = DsaPointerIsValid(slot->building);
+		bool		busy = BgFilterPtrIsValid(slot->building);
 
 		LWLockRelease(&slot->lock);
-		dsa_free(area, dp);
-		bg_memory_unreserve(bytes);
+		bg_filter_free(dp, bytes);
 		if (busy)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_IN_USE),
@@ -353,7 +342,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 {
 	BgSlot	   *slot = bg_slot(bs->slotindex);
 	BgKeyIdentity key;
-	dsa_pointer old;
+	BgFilterPtr old;
 	Size		old_bytes;
 	bool		broken;
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -386,7 +375,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	{
 		/* detached (or dropped) while we were scanning: nothing to serve */
 		LWLockRelease(&slot->lock);
-		bs->dp = InvalidDsaPointer;
+		bs->dp = InvalidBgFilterPtr;
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("guard of table \"%s\" was removed during the build",
@@ -397,7 +386,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	old_bytes = slot->serving_bytes;
 	slot->serving = bs->dp;
 	slot->serving_bytes = bs->bytes;
-	slot->building = InvalidDsaPointer;
+	slot->building = InvalidBgFilterPtr;
 	slot->building_bytes = 0;
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
@@ -413,14 +402,11 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 		slot->last_error[0] = '\0';
 	}
 	LWLockRelease(&slot->lock);
-	bs->dp = InvalidDsaPointer;
+	bs->dp = InvalidBgFilterPtr;
 
 	/* readers held the slot lock while using the old one; none can now */
-	if (DsaPointerIsValid(old))
-	{
-		dsa_free(bg_dsa(), old);
-		bg_memory_unreserve(old_bytes);
-	}
+	if (BgFilterPtrIsValid(old))
+		bg_filter_free(old, old_bytes);
 	if (broken)
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -248,7 +248,6 @@ bg_pending_init(void)
 void
 bg_forget_at_commit(Oid relid)
 {
-	(void) bg_dsa();			/* no DSA attach (or error) inside COMMIT */
 	bg_pending_add(BG_PENDING_FORGET, relid, NULL);
 }
 
@@ -256,7 +255,6 @@ bg_forget_at_commit(Oid relid)
 void
 bg_forget_database_at_commit(Oid dbid)
 {
-	(void) bg_dsa();
 	bg_pending_add(BG_PENDING_FORGET_DATABASE, dbid, NULL);
 }
 

@@ -4,12 +4,18 @@
  *	  bloomguard's shared state: the guard slots and the filter memory.
  *
  * Every guard has a slot in a fixed array in the main shared memory
- * segment, sized by bloomguard.max_guards.  Filters themselves live in a
- * dynamic shared memory area (DSA) created in place in the main segment at
- * postmaster start, so they can be created, resized and freed while the
- * server runs.  Their total size is capped by bloomguard.max_memory (and
- * each guard's by bloomguard.max_guard_memory); the caps are enforced by
- * our own accounting (memory_in_use), before anything is allocated.
+ * segment, sized by bloomguard.max_guards.  Filters live in the filter
+ * pool, also in the main segment, after the slots: bloomguard.max_memory
+ * plus room for rounding and fragmentation, reserved at postmaster start.
+ * A filter is addressed by its offset in the pool (BgFilterPtr), which
+ * every process, the postmaster included, can turn into an address
+ * without attaching anything: the postmaster itself can load saved
+ * filters at startup and save them at shutdown, when no backend runs.
+ * The pool is carved by a first-fit allocator whose free list is kept in
+ * offset order and coalesced on free; chunks are 64-byte aligned (a cache
+ * line).  The filters' total size is capped by bloomguard.max_memory (and
+ * each one's by bloomguard.max_guard_memory), checked by our own
+ * accounting (memory_in_use) before anything is allocated.
  *
  * This file, slot.c and build.c are the only ones that touch a slot's
  * fields, under the locking rules below.  Everyone else goes through
@@ -21,8 +27,8 @@
  *
  * - BgShared->lock (an LWLock from the named tranche "bloomguard") protects
  *   the slot table: claiming and freeing slots (dbid, relid, incarnation,
- *   state FREE), memory_in_use, and next_incarnation.  Lookups of a slot
- *   by (database, table) take it in shared mode.
+ *   state FREE), memory_in_use, next_incarnation, and the pool's free
+ *   list.  Lookups of a slot by (database, table) take it in shared mode.
  *
  * - BgSlot->lock protects everything else in a slot: state, key identity,
  *   the serving and building filter pointers and their metadata,
@@ -60,8 +66,16 @@
 
 #include "bloomguard.h"
 
-/* space for the in-place part of the DSA; bigger filters get DSM segments */
-#define BG_DSA_INPLACE_SIZE		(1024 * 1024)
+/* pool chunks are whole cache lines */
+#define BG_POOL_ALIGN			64
+#define BG_POOL_ROUND(n)		TYPEALIGN(BG_POOL_ALIGN, (n))
+
+/* A free chunk of the pool, at its own start. */
+typedef struct BgFreeChunk
+{
+	Size		size;
+	BgFilterPtr next;			/* next free chunk, in offset order */
+} BgFreeChunk;
 
 typedef struct BgShared
 {
@@ -71,15 +85,17 @@ typedef struct BgShared
 	uint64		next_incarnation;
 	pg_atomic_uint64 epoch;
 	pg_atomic_uint32 forgets_pending;	/* slots with a forget_xid */
+	Size		pool_size;		/* bytes of the pool */
+	BgFilterPtr free_list;		/* first free chunk */
 	int			nslots;
 	BgSlot		slots[FLEXIBLE_ARRAY_MEMBER];
 } BgShared;
 
 static BgShared *bg_shared = NULL;
-static void *bg_dsa_place = NULL;
-static dsa_area *bg_area = NULL;
+static char *bg_pool = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static void bg_pool_free_locked(BgFilterPtr p, Size bytes);
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Size of the slot table. */
@@ -90,6 +106,21 @@ bg_shmem_size(void)
 					mul_size(bg_max_guards, sizeof(BgSlot)));
 }
 
+/*
+ * Size of the filter pool: bloomguard.max_memory, one eighth more for
+ * fragmentation (both generations of a resized filter live at once, and
+ * freed chunks coalesce only with their neighbours), and the rounding of
+ * two filters per guard.  Offset 0 is never handed out.
+ */
+static Size
+bg_pool_size(void)
+{
+	Size		cap = (Size) bg_max_memory_mb * 1024 * 1024;
+
+	return add_size(add_size(cap, cap / 8),
+					mul_size(2 * bg_max_guards + 1, BG_POOL_ALIGN));
+}
+
 /* shmem_request_hook: ask for our space and our lock. */
 static void
 bg_shmem_request(void)
@@ -98,33 +129,34 @@ bg_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(bg_shmem_size());
-	RequestAddinShmemSpace(BG_DSA_INPLACE_SIZE);
+	RequestAddinShmemSpace(add_size(bg_pool_size(), BG_POOL_ALIGN));
 	RequestNamedLWLockTranche("bloomguard", 1);
 }
 
-/* shmem_startup_hook: create or attach to the slot table and the DSA. */
+/* shmem_startup_hook: create or attach to the slot table and the pool. */
 static void
 bg_shmem_startup(void)
 {
 	bool		found;
-	bool		found_dsa;
+	bool		found_pool;
+	char	   *pool_space;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
 	/* reset in case this is a restart within the postmaster */
 	bg_shared = NULL;
-	bg_dsa_place = NULL;
-	bg_area = NULL;
+	bg_pool = NULL;
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 
 	bg_shared = ShmemInitStruct("bloomguard", bg_shmem_size(), &found);
-	bg_dsa_place = ShmemInitStruct("bloomguard dsa", BG_DSA_INPLACE_SIZE,
-								   &found_dsa);
+	pool_space = ShmemInitStruct("bloomguard filters",
+								 add_size(bg_pool_size(), BG_POOL_ALIGN), &found_pool);
+	bg_pool = (char *) TYPEALIGN(BG_POOL_ALIGN, pool_space);
 	if (!found)
 	{
-		dsa_area   *area;
+		BgFreeChunk *all;
 		int			i;
 		int			c;
 
@@ -142,39 +174,23 @@ bg_shmem_startup(void)
 			memset(slot, 0, sizeof(BgSlot));
 			LWLockInitialize(&slot->lock, bg_shared->tranche_id);
 			slot->state = BG_STATE_FREE;
-			slot->serving = InvalidDsaPointer;
-			slot->building = InvalidDsaPointer;
+			slot->serving = InvalidBgFilterPtr;
+			slot->building = InvalidBgFilterPtr;
 			slot->forget_xid = InvalidTransactionId;
 			for (c = 0; c < BG_NUM_COUNTERS; c++)
 				pg_atomic_init_u64(&slot->counters[c], 0);
 		}
 
-		/* the postmaster cannot use DSM segments, so start in place */
-		area = dsa_create_in_place(bg_dsa_place, BG_DSA_INPLACE_SIZE,
-								   bg_shared->tranche_id, NULL);
-		dsa_pin(area);
-
-		/*
-		 * No dsa_set_size_limit(): our own accounting caps the filters at
-		 * bloomguard.max_memory, before anything is allocated.  A DSA limit
-		 * would also count the slack of its geometrically sized segments,
-		 * and refuse allocations well within the cap.  Segments whose
-		 * large objects are all freed go back to the operating system.
-		 */
-		dsa_detach(area);
+		/* one free chunk: the whole pool but its first line */
+		bg_shared->pool_size = bg_pool_size();
+		bg_shared->free_list = BG_POOL_ALIGN;
+		all = (BgFreeChunk *) (bg_pool + BG_POOL_ALIGN);
+		all->size = bg_shared->pool_size - BG_POOL_ALIGN;
+		all->next = InvalidBgFilterPtr;
 	}
 	LWLockRelease(AddinShmemInitLock);
 
 	LWLockRegisterTranche(bg_shared->tranche_id, "bloomguard");
-}
-
-/* Detach from the DSA at backend exit. */
-static void
-bg_dsa_detach(int code, Datum arg)
-{
-	if (bg_area)
-		dsa_detach(bg_area);
-	bg_area = NULL;
 }
 
 /* Install the shared memory hooks; called from _PG_init while preloading. */
@@ -203,23 +219,6 @@ bool
 bg_loaded(void)
 {
 	return bg_shared != NULL;
-}
-
-/* This backend's handle on the filter memory, attached on first use. */
-dsa_area *
-bg_dsa(void)
-{
-	if (bg_area == NULL)
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-
-		bg_require_loaded();
-		bg_area = dsa_attach_in_place(bg_dsa_place, NULL);
-		dsa_pin_mapping(bg_area);
-		MemoryContextSwitchTo(oldcxt);
-		before_shmem_exit(bg_dsa_detach, (Datum) 0);
-	}
-	return bg_area;
 }
 
 /* The slot at index (build.c's access to the fields it owns). */
@@ -379,8 +378,8 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	slot->incarnation = bg_shared->next_incarnation++;
 	slot->state = state;
 	slot->key = *key;
-	slot->serving = InvalidDsaPointer;
-	slot->building = InvalidDsaPointer;
+	slot->serving = InvalidBgFilterPtr;
+	slot->building = InvalidBgFilterPtr;
 	slot->serving_bytes = 0;
 	slot->building_bytes = 0;
 	slot->generation = 0;
@@ -402,9 +401,6 @@ void
 bg_slot_release(Oid dbid, Oid relid)
 {
 	int			index;
-	dsa_pointer serving = InvalidDsaPointer;
-	dsa_pointer building = InvalidDsaPointer;
-	Size		bytes = 0;
 
 	if (bg_shared == NULL)
 		return;
@@ -414,12 +410,12 @@ bg_slot_release(Oid dbid, Oid relid)
 	{
 		BgSlot	   *slot = &bg_shared->slots[index];
 
+		/* nobody can reach these after: the slot lock fences out readers */
 		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-		serving = slot->serving;
-		building = slot->building;
-		bytes = slot->serving_bytes + slot->building_bytes;
-		slot->serving = InvalidDsaPointer;
-		slot->building = InvalidDsaPointer;
+		bg_pool_free_locked(slot->serving, slot->serving_bytes);
+		bg_pool_free_locked(slot->building, slot->building_bytes);
+		slot->serving = InvalidBgFilterPtr;
+		slot->building = InvalidBgFilterPtr;
 		slot->serving_bytes = slot->building_bytes = 0;
 		slot->state = BG_STATE_FREE;
 		if (TransactionIdIsValid(slot->forget_xid))
@@ -427,16 +423,9 @@ bg_slot_release(Oid dbid, Oid relid)
 		slot->forget_xid = InvalidTransactionId;
 		slot->incarnation = bg_shared->next_incarnation++;
 		LWLockRelease(&slot->lock);
-		bg_shared->memory_in_use -= bytes;
 		pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	}
 	LWLockRelease(bg_shared->lock);
-
-	/* nobody can reach these any more: the slot lock fenced out readers */
-	if (DsaPointerIsValid(serving))
-		dsa_free(bg_dsa(), serving);
-	if (DsaPointerIsValid(building))
-		dsa_free(bg_dsa(), building);
 }
 
 /* The table of the slot at index if it belongs to dbid, else InvalidOid. */
@@ -551,15 +540,121 @@ bg_guard_memory_cap(void)
 }
 
 /*
- * Count bytes of one filter against bloomguard.max_memory (and the
- * per-guard cap), or fail without changing anything.
+ * Give a chunk of bytes back to the pool, coalescing it with free
+ * neighbours, and uncount them.  Caller holds BgShared->lock exclusively.
  */
-void
-bg_memory_reserve(Size bytes, Oid relid)
+static void
+bg_pool_free_locked(BgFilterPtr p, Size bytes)
+{
+	Size		size = BG_POOL_ROUND(bytes);
+	BgFilterPtr prev = InvalidBgFilterPtr;
+	BgFilterPtr next = bg_shared->free_list;
+	BgFreeChunk *chunk;
+
+	if (!BgFilterPtrIsValid(p))
+		return;
+	Assert(bg_shared->memory_in_use >= bytes);
+	bg_shared->memory_in_use -= bytes;
+	while (BgFilterPtrIsValid(next) && next < p)
+	{
+		prev = next;
+		next = ((BgFreeChunk *) (bg_pool + next))->next;
+	}
+	chunk = (BgFreeChunk *) (bg_pool + p);
+	chunk->size = size;
+	chunk->next = next;
+	if (BgFilterPtrIsValid(next) && p + size == next)
+	{
+		BgFreeChunk *n = (BgFreeChunk *) (bg_pool + next);
+
+		chunk->size += n->size;
+		chunk->next = n->next;
+	}
+	if (BgFilterPtrIsValid(prev))
+	{
+		BgFreeChunk *pc = (BgFreeChunk *) (bg_pool + prev);
+
+		if (prev + pc->size == p)
+		{
+			pc->size += chunk->size;
+			pc->next = chunk->next;
+		}
+		else
+			pc->next = p;
+	}
+	else
+		bg_shared->free_list = p;
+}
+
+/*
+ * Take size bytes from the pool, or return InvalidBgFilterPtr.  From the
+ * bottom: the start of the first free chunk that is big enough.  From the
+ * top: the end of the last one.  Caller holds BgShared->lock exclusively.
+ */
+static BgFilterPtr
+bg_pool_take_locked(Size size, bool from_top)
+{
+	BgFilterPtr prev = InvalidBgFilterPtr;
+	BgFilterPtr cur;
+	BgFilterPtr best = InvalidBgFilterPtr;
+	BgFilterPtr best_prev = InvalidBgFilterPtr;
+	BgFreeChunk *chunk;
+
+	for (cur = bg_shared->free_list; BgFilterPtrIsValid(cur);
+		 prev = cur, cur = ((BgFreeChunk *) (bg_pool + cur))->next)
+	{
+		if (((BgFreeChunk *) (bg_pool + cur))->size < size)
+			continue;
+		best = cur;
+		best_prev = prev;
+		if (!from_top)
+			break;
+	}
+	if (!BgFilterPtrIsValid(best))
+		return InvalidBgFilterPtr;
+	chunk = (BgFreeChunk *) (bg_pool + best);
+	if (from_top && chunk->size > size)
+	{
+		/* the chunk keeps its start and shrinks */
+		chunk->size -= size;
+		return best + chunk->size;
+	}
+	if (chunk->size > size)
+	{
+		/* the rest stays free where the chunk ended */
+		BgFreeChunk *rest = (BgFreeChunk *) (bg_pool + best + size);
+
+		rest->size = chunk->size - size;
+		rest->next = chunk->next;
+		chunk->next = best + size;
+	}
+	if (BgFilterPtrIsValid(best_prev))
+		((BgFreeChunk *) (bg_pool + best_prev))->next = chunk->next;
+	else
+		bg_shared->free_list = chunk->next;
+	return best;
+}
+
+/*
+ * Allocate a filter of bytes for a guard of relid, counting it against
+ * bloomguard.max_memory and the per-guard cap, or fail with the user's
+ * error without changing anything.  The memory is not zeroed.
+ *
+ * away_from is the guard's serving filter, if it has one: the new
+ * generation is placed at the other end of the pool (from the top if the
+ * old one lies in the lower half), so that when the old one is freed the
+ * free space stays in one piece.  A guard that is resized again and again
+ * near the memory cap then always finds room, where first fit leaves the
+ * live filter in the middle of two holes too small for the next one.
+ */
+BgFilterPtr
+bg_filter_alloc(Size bytes, Oid relid, BgFilterPtr away_from)
 {
 	Size		cap = bg_memory_cap();
 	Size		guard_cap = bg_guard_memory_cap();
+	Size		size = BG_POOL_ROUND(bytes);
 	Size		in_use;
+	BgFilterPtr result;
 
 	bg_require_loaded();
 	if (guard_cap > 0 && bytes > guard_cap)
@@ -584,8 +679,37 @@ bg_memory_reserve(Size bytes, Oid relid)
 						   bytes, in_use, cap),
 				 errhint("Increase bloomguard.max_memory, or choose a smaller capacity or a larger error rate.")));
 	}
-	bg_shared->memory_in_use += bytes;
+	result = bg_pool_take_locked(size, BgFilterPtrIsValid(away_from) &&
+								 away_from < bg_shared->pool_size / 2);
+	if (BgFilterPtrIsValid(result))
+		bg_shared->memory_in_use += bytes;
 	LWLockRelease(bg_shared->lock);
+	if (!BgFilterPtrIsValid(result))
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("no room in shared memory for the filter of table \"%s\"",
+						get_rel_name(relid)),
+				 errdetail("The filter needs %zu bytes; %zu bytes are in use, but the free space is split into smaller pieces.",
+						   bytes, in_use),
+				 errhint("Rebuild or detach other guards, or increase bloomguard.max_memory.")));
+	return result;
+}
+
+/* Give back a filter bg_filter_alloc() allocated (bytes as allocated). */
+void
+bg_filter_free(BgFilterPtr p, Size bytes)
+{
+	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
+	bg_pool_free_locked(p, bytes);
+	LWLockRelease(bg_shared->lock);
+}
+
+/* The address of a filter in the pool. */
+BloomFilter *
+bg_filter_addr(BgFilterPtr p)
+{
+	Assert(BgFilterPtrIsValid(p) && p < bg_shared->pool_size);
+	return (BloomFilter *) (bg_pool + p);
 }
 
 /* Would bytes more fit under the memory caps right now? */
@@ -598,16 +722,6 @@ bg_memory_fits(Size bytes)
 	if (guard_cap > 0 && bytes > guard_cap)
 		return false;
 	return bytes <= cap && bg_memory_in_use() <= cap - bytes;
-}
-
-/* Give back bytes counted by bg_memory_reserve(). */
-void
-bg_memory_unreserve(Size bytes)
-{
-	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
-	Assert(bg_shared->memory_in_use >= bytes);
-	bg_shared->memory_in_use -= bytes;
-	LWLockRelease(bg_shared->lock);
 }
 
 /* Bytes all filters use now. */

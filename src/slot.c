@@ -47,12 +47,12 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 	copy->built_at = slot->built_at;
 	copy->build_seconds = slot->build_seconds;
 	copy->builder_pid = slot->builder_pid;
-	copy->building = DsaPointerIsValid(slot->building);
+	copy->building = BgFilterPtrIsValid(slot->building);
 	strlcpy(copy->last_error, slot->last_error, sizeof(copy->last_error));
 	copy->stats_reset = slot->stats_reset;
-	if (DsaPointerIsValid(slot->serving))
+	if (BgFilterPtrIsValid(slot->serving))
 	{
-		BloomFilter *f = dsa_get_address(bg_dsa(), slot->serving);
+		BloomFilter *f = bg_filter_addr(slot->serving);
 
 		copy->has_filter = true;
 		copy->capacity = f->capacity;
@@ -120,7 +120,7 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 	if (slot == NULL)
 		return BG_ANSWER_UNKNOWN;
 	*slotindex = ref->index;
-	if (slot->state == BG_STATE_READY && DsaPointerIsValid(slot->serving))
+	if (slot->state == BG_STATE_READY && BgFilterPtrIsValid(slot->serving))
 	{
 		if (!bg_identity_equal(identity, &slot->key))
 			key_changed = true;
@@ -128,7 +128,7 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 			answer = BG_ANSWER_ABSENT;
 		else
 		{
-			BloomFilter *filter = dsa_get_address(bg_dsa(), slot->serving);
+			BloomFilter *filter = bg_filter_addr(slot->serving);
 
 			answer = bloom_maybe(filter,
 								 bloom_hash_key(filter->seed, colhashes, nkeys)) ?
@@ -143,9 +143,9 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 
 /* Add one key to a filter generation. */
 static inline void
-bg_add_to(dsa_pointer dp, const uint64 *colhashes, int nkeys)
+bg_add_to(BgFilterPtr dp, const uint64 *colhashes, int nkeys)
 {
-	BloomFilter *filter = dsa_get_address(bg_dsa(), dp);
+	BloomFilter *filter = bg_filter_addr(dp);
 
 	bloom_add(filter, bloom_hash_key(filter->seed, colhashes, nkeys));
 }
@@ -166,9 +166,9 @@ bg_slot_feed(BgSlotRef *ref, Oid relid, const uint64 *colhashes, int nkeys,
 
 	if (slot == NULL)
 		return;					/* no filter loaded: nothing to feed */
-	if (!key_unchanged && DsaPointerIsValid(slot->serving))
+	if (!key_unchanged && BgFilterPtrIsValid(slot->serving))
 		bg_add_to(slot->serving, colhashes, nkeys);
-	if (DsaPointerIsValid(slot->building))
+	if (BgFilterPtrIsValid(slot->building))
 		bg_add_to(slot->building, colhashes, nkeys);
 	LWLockRelease(&slot->lock);
 }
@@ -200,12 +200,12 @@ bg_slot_probe(Oid relid, int32 n, uint64 *hits, BgState *state)
 		if (slot == NULL)
 			return false;
 		*state = slot->state;
-		if (!DsaPointerIsValid(slot->serving))
+		if (!BgFilterPtrIsValid(slot->serving))
 		{
 			LWLockRelease(&slot->lock);
 			return false;
 		}
-		f = dsa_get_address(bg_dsa(), slot->serving);
+		f = bg_filter_addr(slot->serving);
 		for (i = 0; i < batch; i++)
 			if (bloom_maybe(f, bloom_hash_probe(f->seed, start + (uint64) (done + i))))
 				(*hits)++;
@@ -230,7 +230,7 @@ bg_untrust(Oid relid, const char *why)
 	if (slot->state == BG_STATE_READY)
 		slot->state = BG_STATE_UNTRUSTED;
 	/* a build now running might already have passed the rows */
-	if (DsaPointerIsValid(slot->building))
+	if (BgFilterPtrIsValid(slot->building))
 		slot->coverage_broken = true;
 	strlcpy(slot->last_error, why, sizeof(slot->last_error));
 	LWLockRelease(&slot->lock);
