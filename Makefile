@@ -18,6 +18,8 @@ OBJS = \
 	src/args.o \
 	src/source.o \
 	src/lookup.o \
+	src/planner.o \
+	src/guardscan.o \
 	src/maintain.o \
 	src/worker.o \
 	src/attach.o \

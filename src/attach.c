@@ -50,6 +50,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -282,6 +283,8 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 	}
 	bg_registry_delete(&relid, 1);
 	bg_forget_at_commit(relid);
+	/* plans with the BloomGuard node are made again without it (planner.c) */
+	CacheInvalidateRelcache(rel);
 
 	relation_close(rel, NoLock);
 	PG_RETURN_VOID();

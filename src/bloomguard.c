@@ -47,6 +47,7 @@
 PG_MODULE_MAGIC;
 
 bool		bg_enabled = true;
+bool		bg_transparent = true;
 int			bg_max_memory_mb = BG_MAX_MEMORY_DEFAULT;
 int			bg_max_guard_memory_mb = BG_MAX_GUARD_MEMORY_DEFAULT;
 int			bg_max_guards = BG_MAX_GUARDS_DEFAULT;
@@ -82,6 +83,21 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("bloomguard.transparent",
+							 "Lets ordinary primary key lookups ask the filter first.",
+							 "When on, index scans of a guarded table's primary key that fix "
+							 "the whole key are planned under a BloomGuard custom scan, which "
+							 "skips the index for keys the filter rules out. Checked when "
+							 "planning and again at execution, so it also governs cached plans.",
+							 &bg_transparent,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	/* plans are copied and read back by name, in any backend */
+	bg_guard_scan_register();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -157,5 +173,6 @@ _PG_init(void)
 	bg_pending_init();
 	bg_statement_init();
 	bg_coverage_init();
+	bg_planner_init();
 	bg_worker_init();
 }

@@ -48,6 +48,7 @@
 
 /* bloomguard.c: settings */
 extern bool bg_enabled;
+extern bool bg_transparent;
 extern int	bg_max_memory_mb;
 extern int	bg_max_guard_memory_mb;
 extern int	bg_max_guards;
@@ -397,6 +398,14 @@ extern bool bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *para
 
 /* lookup.c */
 extern bool bg_filter_trusted(Relation rel, Snapshot snap);
+extern bool bg_rls_applies(Relation rel, bool noError);
+
+/* guardscan.c */
+extern const struct CustomScanMethods bg_guard_scan_methods;
+extern void bg_guard_scan_register(void);
+
+/* planner.c */
+extern void bg_planner_init(void);
 
 /* maintain.c */
 extern void bg_maintain_database(void);

@@ -73,6 +73,7 @@
 #include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -407,6 +408,9 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	/* readers held the slot lock while using the old one; none can now */
 	if (BgFilterPtrIsValid(old))
 		bg_filter_free(old, old_bytes);
+
+	/* plans cached before the guard served are made again (planner.c) */
+	CacheInvalidateRelcache(rel);
 	if (broken)
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

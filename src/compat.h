@@ -68,4 +68,12 @@
 #define bg_stat_live_tuples(entry) ((entry)->n_live_tuples)
 #endif
 
+/* 18 moved ExplainProperty*() out of commands/explain.h. */
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
+#else
+#include "commands/explain.h"
+#endif
+
 #endif							/* BLOOMGUARD_COMPAT_H */

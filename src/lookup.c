@@ -110,15 +110,16 @@ bg_open_for_read(Oid relid)
 }
 
 /*
- * Does row-level security apply to this caller's lookups of rel?  (Raises
- * the query's error when row_security is off and it would apply.)  The
- * relcache flag answers the common case without a catalog lookup.
+ * Does row-level security apply to this caller's lookups of rel?  Unless
+ * noError, raises the query's error when row_security is off and it would
+ * apply.  The relcache flag answers the common case without a catalog
+ * lookup.
  */
-static bool
-bg_rls_applies(Relation rel)
+bool
+bg_rls_applies(Relation rel, bool noError)
 {
 	return rel->rd_rel->relrowsecurity &&
-		check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED;
+		check_enable_rls(RelationGetRelid(rel), InvalidOid, noError) == RLS_ENABLED;
 }
 
 /*
@@ -172,7 +173,7 @@ bg_lookup_begin(FunctionCallInfo fcinfo, BgLookup *lk)
 				 errmsg("table \"%s\" has no primary key",
 						RelationGetRelationName(lk->rel)),
 				 errhint("bloomguard guards a table by its primary key; add one with ALTER TABLE ... ADD PRIMARY KEY.")));
-	lk->rls = bg_rls_applies(lk->rel);
+	lk->rls = bg_rls_applies(lk->rel, false);
 	lk->kr = bg_call_key(fcinfo, lk->rel, lk->info->desc, &lk->cache,
 						 lk->args, lk->values);
 }

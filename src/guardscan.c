@@ -1,0 +1,428 @@
+/*-------------------------------------------------------------------------
+ *
+ * guardscan.c
+ *	  The BloomGuard custom scan: asks the filter before the index scan it
+ *	  wraps (planner.c makes it).
+ *
+ * On each (re)scan, before the first row is asked for, the node evaluates
+ * the key values of the wrapped scan's conditions, converts them to the
+ * key's types as guarded_exists() converts its arguments (args.c), and,
+ * if the filter may be trusted (lookup.c's rule, checked here on every
+ * rescan: settings, transaction state and the table's trigger can change
+ * under a cached plan), asks it.  "Absent": the node returns no row, and
+ * the wrapped scan never runs.  "Maybe", or no trusted filter: the wrapped
+ * scan runs unchanged and its rows are returned as they are.  A key value
+ * that is NULL, or that no value of the key type can equal (5.5 for an
+ * integer key), matches no row either.
+ *
+ * For "pk = ANY (array)" the node drops the elements the filter rules out,
+ * and hands the rest to the wrapped scan through the executor parameter
+ * that planner.c put in place of the array; with none left it returns no
+ * row.
+ *
+ * The wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
+ * the executor's tree walks see it.  It defers index_beginscan() to its
+ * first fetch, so a skipped scan costs no index access at all.  Under
+ * EvalPlanQual the node passes the wrapped scan's rows through untouched:
+ * the recheck must see the row the scan would have produced.  Backward
+ * scans and mark/restore are the wrapped scan's, and a skipped scan stays
+ * empty in both.
+ *
+ * Row-level security: where it applies, the filter is not consulted (the
+ * planner does not wrap such scans; a cached plan re-checked here falls
+ * back), so EXPLAIN ANALYZE's counts and the guard's counters say nothing
+ * about which keys exist.
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "bloomguard.h"
+#include "compat.h"
+
+typedef struct BgGuardScanState
+{
+	CustomScanState css;
+	PlanState  *scan;			/* the wrapped index scan */
+	List	   *values;			/* ExprStates of the key values */
+	bool		is_array;		/* values is the array of a pk = ANY */
+	int			paramid;		/* where the wrapped scan reads the array */
+	Relation	rel;			/* the wrapped scan's table */
+	BgKeyInfo  *info;			/* its key, pinned; NULL: never shortcut */
+	BgArgConv	conv[INDEX_MAX_KEYS];
+	Oid			types[INDEX_MAX_KEYS];	/* of the values (array: elements) */
+	Oid			elemtype;		/* array: element type */
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	MemoryContext keycxt;		/* the array handed on, per rescan */
+	bool		decided;		/* this scan has asked the filter */
+	bool		skip;			/* this scan returns no row */
+	bool		rescan;			/* the wrapped scan must start again */
+	bool		marked_skip;
+	int			slotindex;		/* the guard's slot, for counting */
+	bool		count_hits;		/* rows are source hits of "maybe" keys */
+	uint64		checks;			/* keys looked for (EXPLAIN ANALYZE) */
+	uint64		answered;		/* keys the filter called absent */
+} BgGuardScanState;
+
+static Node *bg_create_guard_scan_state(CustomScan *cscan);
+static void bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *bg_exec_guard_scan(CustomScanState *node);
+static void bg_end_guard_scan(CustomScanState *node);
+static void bg_rescan_guard_scan(CustomScanState *node);
+static void bg_mark_guard_scan(CustomScanState *node);
+static void bg_restore_guard_scan(CustomScanState *node);
+static void bg_explain_guard_scan(CustomScanState *node, List *ancestors,
+								  ExplainState *es);
+
+const CustomScanMethods bg_guard_scan_methods = {
+	.CustomName = "BloomGuard",
+	.CreateCustomScanState = bg_create_guard_scan_state,
+};
+
+static const CustomExecMethods bg_guard_exec_methods = {
+	.CustomName = "BloomGuard",
+	.BeginCustomScan = bg_begin_guard_scan,
+	.ExecCustomScan = bg_exec_guard_scan,
+	.EndCustomScan = bg_end_guard_scan,
+	.ReScanCustomScan = bg_rescan_guard_scan,
+	.MarkPosCustomScan = bg_mark_guard_scan,
+	.RestrPosCustomScan = bg_restore_guard_scan,
+	.ExplainCustomScan = bg_explain_guard_scan,
+};
+
+/* CreateCustomScanState: an empty state of our size. */
+static Node *
+bg_create_guard_scan_state(CustomScan *cscan)
+{
+	BgGuardScanState *gs = palloc0(sizeof(BgGuardScanState));
+
+	NodeSetTag(gs, T_CustomScanState);
+	gs->css.methods = &bg_guard_exec_methods;
+	return (Node *) gs;
+}
+
+/* BeginCustomScan: start the wrapped scan and work out the key's conversion. */
+static void
+bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
+{
+	BgGuardScanState *gs = (BgGuardScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	ListCell   *lc;
+	int			i = 0;
+
+	gs->scan = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, eflags);
+	node->custom_ps = list_make1(gs->scan);
+
+	/*
+	 * Without a projection the node hands on the wrapped scan's slots, which
+	 * are not the virtual slots ExecInitCustomScan() declared: tell the
+	 * nodes above not to rely on the slot type.
+	 */
+	node->ss.ps.resultopsset = true;
+	node->ss.ps.resultopsfixed = false;
+	node->ss.ps.resultops = NULL;
+	gs->values = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
+	gs->is_array = boolVal(linitial(cscan->custom_private));
+	gs->paramid = intVal(lsecond(cscan->custom_private));
+	gs->rel = ((ScanState *) gs->scan)->ss_currentRelation;
+	gs->rescan = false;
+	gs->slotindex = -1;
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || gs->values == NIL)
+		return;
+
+	gs->keycxt = AllocSetContextCreate(estate->es_query_cxt, "bloomguard keys",
+									   ALLOCSET_SMALL_SIZES);
+	gs->info = bg_keyinfo_acquire(gs->rel);
+	if (gs->info->desc == NULL || !gs->info->desc->hashable ||
+		list_length(cscan->custom_exprs) != gs->info->desc->nkeys)
+	{
+		/* the key changed since planning: the plan will be made again */
+		bg_keyinfo_release(gs->info);
+		gs->info = NULL;
+		return;
+	}
+	foreach(lc, cscan->custom_exprs)
+	{
+		Oid			type = exprType((Node *) lfirst(lc));
+
+		if (gs->is_array)
+		{
+			gs->elemtype = get_element_type(type);
+			get_typlenbyvalalign(gs->elemtype, &gs->elmlen, &gs->elmbyval, &gs->elmalign);
+			type = gs->elemtype;
+		}
+		gs->types[i] = type;
+		gs->conv[i] = bg_classify_arg(type, &gs->info->desc->cols[i]);
+		i++;
+	}
+}
+
+/*
+ * May this scan ask the filter?  Everything lookup.c's rule asks, as of now
+ * and under the scan's snapshot, and bloomguard.transparent.
+ */
+static bool
+bg_guard_trusted(BgGuardScanState *gs)
+{
+	return gs->info != NULL && bg_transparent && !bg_rls_applies(gs->rel, true) &&
+		bg_filter_trusted(gs->rel, gs->css.ss.ps.state->es_snapshot);
+}
+
+/*
+ * Ask the filter about one key (values in the key's types).  Counts it as
+ * EXPLAIN ANALYZE and the guard's counters show it.
+ */
+static BgAnswer
+bg_guard_ask(BgGuardScanState *gs, const Datum *values, bool trusted)
+{
+	const BgKeyDesc *desc = gs->info->desc;
+	uint64		colhashes[INDEX_MAX_KEYS];
+	BgAnswer	answer = BG_ANSWER_UNKNOWN;
+	Oid			relid = RelationGetRelid(gs->rel);
+
+	gs->checks++;
+	if (trusted)
+	{
+		bg_key_colhashes(desc, values, colhashes);
+		answer = bg_slot_ask(&gs->info->ref, relid, &gs->info->identity, colhashes,
+							 desc->nkeys, false, &gs->slotindex);
+	}
+	else
+		gs->slotindex = bg_slot_index(&gs->info->ref, relid);
+	if (gs->slotindex >= 0)
+		bg_slot_bump(gs->slotindex,
+					 answer == BG_ANSWER_ABSENT ? BG_COUNT_SHORTCUT :
+					 answer == BG_ANSWER_MAYBE ? BG_COUNT_SOURCE_LOOKUP :
+					 BG_COUNT_FALLBACK, 1);
+	if (answer == BG_ANSWER_ABSENT)
+		gs->answered++;
+	return answer;
+}
+
+/*
+ * A one-column key fixed to each element of an array: keep the elements
+ * the filter cannot rule out, and hand them to the wrapped scan.  Skip the
+ * scan if none is left.
+ */
+static void
+bg_guard_decide_array(BgGuardScanState *gs, Datum array, bool trusted)
+{
+	EState	   *estate = gs->css.ss.ps.state;
+	ParamExecData *prm = &estate->es_param_exec_vals[gs->paramid];
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	int			nkept = 0;
+	int			i;
+	MemoryContext oldcxt;
+
+	MemoryContextReset(gs->keycxt);
+	oldcxt = MemoryContextSwitchTo(gs->keycxt);
+	deconstruct_array(DatumGetArrayTypeP(array), gs->elemtype, gs->elmlen,
+					  gs->elmbyval, gs->elmalign, &elems, &nulls, &nelems);
+	for (i = 0; i < nelems; i++)
+	{
+		Datum		value;
+
+		/* NULL, or a value no key can equal: no row for it */
+		if (nulls[i] ||
+			bg_convert_arg(gs->conv[0], gs->types[0], &gs->info->desc->cols[0],
+						   elems[i], InvalidOid, InvalidOid, &value) != BG_KEY_OK)
+			continue;
+		if (bg_guard_ask(gs, &value, trusted) == BG_ANSWER_ABSENT)
+			continue;
+		elems[nkept++] = elems[i];
+	}
+	gs->skip = (nkept == 0);
+	gs->count_hits = trusted;
+	prm->value = PointerGetDatum(construct_array(elems, nkept, gs->elemtype,
+												 gs->elmlen, gs->elmbyval,
+												 gs->elmalign));
+	prm->isnull = false;
+	prm->execPlan = NULL;
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Before a scan's first row: evaluate the key, ask the filter, and decide
+ * whether the wrapped scan runs (see the file header).
+ */
+static void
+bg_guard_decide(BgGuardScanState *gs)
+{
+	ExprContext *econtext = gs->css.ss.ps.ps_ExprContext;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		trusted;
+	ListCell   *lc;
+	int			i = 0;
+
+	gs->decided = true;
+	gs->skip = false;
+	gs->count_hits = false;
+	if (gs->info == NULL)
+		return;
+	trusted = bg_guard_trusted(gs);
+	ResetExprContext(econtext);
+	foreach(lc, gs->values)
+	{
+		bool		isnull;
+		Datum		arg = ExecEvalExprSwitchContext((ExprState *) lfirst(lc),
+													econtext, &isnull);
+
+		/* a NULL key equals no row; an = ANY (NULL) finds none */
+		if (isnull)
+		{
+			gs->skip = true;
+			return;
+		}
+		if (gs->is_array)
+		{
+			bg_guard_decide_array(gs, arg, trusted);
+			return;
+		}
+		if (bg_convert_arg(gs->conv[i], gs->types[i], &gs->info->desc->cols[i],
+						   arg, InvalidOid, InvalidOid, &values[i]) != BG_KEY_OK)
+		{
+			/* no value of the key type can equal it */
+			gs->skip = true;
+			return;
+		}
+		i++;
+	}
+	switch (bg_guard_ask(gs, values, trusted))
+	{
+		case BG_ANSWER_ABSENT:
+			gs->skip = true;
+			break;
+		case BG_ANSWER_MAYBE:
+			gs->count_hits = true;
+			break;
+		case BG_ANSWER_UNKNOWN:
+			break;
+	}
+}
+
+/* ExecCustomScan: the wrapped scan's next row, unless the filter ruled it out. */
+static TupleTableSlot *
+bg_exec_guard_scan(CustomScanState *node)
+{
+	BgGuardScanState *gs = (BgGuardScanState *) node;
+	TupleTableSlot *slot;
+
+	/* an EvalPlanQual recheck must see what the scan itself returns */
+	if (node->ss.ps.state->es_epq_active != NULL)
+		return ExecProcNode(gs->scan);
+
+	if (!gs->decided)
+		bg_guard_decide(gs);
+	if (gs->skip)
+		return NULL;
+	if (gs->rescan)
+	{
+		ExecReScan(gs->scan);
+		gs->rescan = false;
+	}
+	slot = ExecProcNode(gs->scan);
+	if (TupIsNull(slot))
+		return NULL;
+	if (gs->count_hits && gs->slotindex >= 0)
+	{
+		/* a key is unique: each row found is one "maybe" that was right */
+		bg_slot_bump(gs->slotindex, BG_COUNT_SOURCE_HIT, 1);
+		if (!gs->is_array)
+			gs->count_hits = false;
+	}
+	if (node->ss.ps.ps_ProjInfo)
+	{
+		/* the projection was compiled for the node's own (virtual) scan slot */
+		ExecCopySlot(node->ss.ss_ScanTupleSlot, slot);
+		node->ss.ps.ps_ExprContext->ecxt_scantuple = node->ss.ss_ScanTupleSlot;
+		return ExecProject(node->ss.ps.ps_ProjInfo);
+	}
+	return slot;
+}
+
+/* EndCustomScan: end the wrapped scan and unpin the key. */
+static void
+bg_end_guard_scan(CustomScanState *node)
+{
+	BgGuardScanState *gs = (BgGuardScanState *) node;
+
+	ExecEndNode(gs->scan);
+	if (gs->info)
+		bg_keyinfo_release(gs->info);
+	gs->info = NULL;
+}
+
+/*
+ * ReScanCustomScan: decide again at the next row.  The wrapped scan starts
+ * again only if it is to run (a skipped scan costs no index access).
+ */
+static void
+bg_rescan_guard_scan(CustomScanState *node)
+{
+	BgGuardScanState *gs = (BgGuardScanState *) node;
+
+	if (node->ss.ps.chgParam != NULL)
+		UpdateChangedParamSet(gs->scan, node->ss.ps.chgParam);
+	gs->decided = false;
+	gs->rescan = true;
+}
+
+/* MarkPosCustomScan: the wrapped scan's position, or that this one is empty. */
+static void
+bg_mark_guard_scan(CustomScanState *node)
+{
+	BgGuardScanState *gs = (BgGuardScanState *) node;
+
+	if (!gs->decided)
+		bg_guard_decide(gs);
+	gs->marked_skip = gs->skip;
+	if (!gs->skip)
+		ExecMarkPos(gs->scan);
+}
+
+/* RestrPosCustomScan: back to the marked position. */
+static void
+bg_restore_guard_scan(CustomScanState *node)
+{
+	BgGuardScanState *gs = (BgGuardScanState *) node;
+
+	gs->skip = gs->marked_skip;
+	if (!gs->skip)
+		ExecRestrPos(gs->scan);
+}
+
+/* ExplainCustomScan: with ANALYZE, how many keys the filter answered. */
+static void
+bg_explain_guard_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	BgGuardScanState *gs = (BgGuardScanState *) node;
+
+	if (!es->analyze)
+		return;
+	ExplainPropertyInteger("Key Checks", NULL, (int64) gs->checks, es);
+	ExplainPropertyInteger("Answered by Filter", NULL, (int64) gs->answered, es);
+}
+
+/* Make plans with the node readable by name (nodes/extensible.c). */
+void
+bg_guard_scan_register(void)
+{
+	RegisterCustomScanMethods(&bg_guard_scan_methods);
+}

@@ -1,0 +1,358 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.c
+ *	  The planner path: ordinary WHERE pk = ... queries take the guard's
+ *	  shortcut.
+ *
+ * After the planner has made a guarded table's paths (set_rel_pathlist_hook),
+ * every index scan or index-only scan of its primary key index whose index
+ * conditions fix every key column by equality to a value known at execution
+ * time (a Const, a Param, an outer Var of a parameterized path, any
+ * expression the index scan itself evaluates per scan) is wrapped in a
+ * CustomScan, "BloomGuard" (guardscan.c).  At execution the wrapper
+ * evaluates the key values, asks the filter, and returns nothing when it
+ * says absent; otherwise it runs the wrapped scan unchanged.  For
+ * "pk = ANY (array)" on a one-column key, it drops the elements the filter
+ * rules out before the index scan runs.
+ *
+ * Why the wrapper replaces the index path in place, at the same cost.  It
+ * never does more than the wrapped scan (one filter check, a fraction of a
+ * microsecond, against an index descent), and it does much less only for
+ * absent keys, a share of the traffic the planner cannot know.  Costing it
+ * lower would change which plans the planner picks on a guess, and could
+ * make hits, which still pay the full scan, slower; at equal cost every
+ * plan choice stays the one the planner would have made, with the filter
+ * check added under it.
+ *
+ * Paths are wrapped only where the shortcut can be right:
+ *	- the table is guarded (it has a slot; attach, detach, rebuild and the
+ *	  worker's first claim send a relcache invalidation, so cached plans are
+ *	  made again when that changes) and bloomguard.transparent is on;
+ *	- row-level security does not apply to the query (the wrapped scan would
+ *	  keep its quals, but the filter must not be consulted: lookup.c);
+ *	- every key column is fixed by equality under the key's own btree
+ *	  operator family, to a value whose type converts to the key type
+ *	  exactly as guarded_exists() converts an argument (args.c);
+ *	- the path is not parallel: a parallel worker's lock table and statement
+ *	  list do not show the leader's writes (statement.c), so the wrapper is
+ *	  parallel_safe = false.
+ * Everything else the trust rule needs is checked at execution, on every
+ * rescan (guardscan.c), because cached plans outlive settings and states.
+ *
+ * Copyright (c) 2026, bloomguard developers
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/paramassign.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "bloomguard.h"
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+static Plan *bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel,
+								CustomPath *best_path, List *tlist,
+								List *clauses, List *custom_plans);
+
+static const CustomPathMethods bg_guard_path_methods = {
+	.CustomName = "BloomGuard",
+	.PlanCustomPath = bg_plan_guard_path,
+};
+
+/*
+ * The values an index path fixes the key with: one expression per key
+ * column, or for "pk = ANY (array)" the array alone.
+ */
+typedef struct BgPathKey
+{
+	List	   *values;			/* one expression per key column */
+	bool		is_array;		/* values is the array of an = ANY */
+} BgPathKey;
+
+/*
+ * Is this index clause an equality of key column col that the filter can
+ * answer?  Sets *value to the expression compared with the column (and
+ * *is_array for = ANY).
+ */
+static bool
+bg_key_equality(IndexOptInfo *index, IndexClause *iclause, const BgKeyColumn *col,
+				int nkeys, Node **value, bool *is_array)
+{
+	ListCell   *lc;
+
+	foreach(lc, iclause->indexquals)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Node	   *clause = (Node *) rinfo->clause;
+		Node	   *other = NULL;
+		Oid			opno;
+
+		if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+		{
+			OpExpr	   *op = (OpExpr *) clause;
+			Node	   *left = linitial(op->args);
+			Node	   *right = lsecond(op->args);
+
+			opno = op->opno;
+			if (match_index_to_operand(left, iclause->indexcol, index))
+				other = right;
+			else if (match_index_to_operand(right, iclause->indexcol, index))
+				other = left;
+			*is_array = false;
+		}
+		else if (IsA(clause, ScalarArrayOpExpr) && nkeys == 1 &&
+				 ((ScalarArrayOpExpr *) clause)->useOr)
+		{
+			ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
+
+			opno = saop->opno;
+			if (match_index_to_operand(linitial(saop->args), iclause->indexcol, index))
+				other = lsecond(saop->args);
+			*is_array = true;
+		}
+		/* a subplan would be evaluated twice, once here and once in the scan */
+		if (other == NULL || contain_subplans(other))
+			continue;
+		if (get_op_opfamily_strategy(opno, index->opfamily[iclause->indexcol]) !=
+			BTEqualStrategyNumber)
+			continue;
+		/* the value must convert to the key the way guarded_exists' does */
+		if (bg_classify_arg(*is_array ? get_element_type(exprType(other)) :
+							exprType(other), col) == BG_ARG_SQL)
+			continue;
+		*value = other;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Does this index path fix every key column of desc by equality?  Fills
+ * *pk if so.
+ */
+static bool
+bg_path_fixes_key(IndexPath *ipath, const BgKeyDesc *desc, BgPathKey *pk)
+{
+	Node	   *values[INDEX_MAX_KEYS];
+	bool		array = false;
+	ListCell   *lc;
+	int			i;
+
+	if (ipath->indexinfo->indexoid != desc->indexoid || ipath->indexorderbys != NIL)
+		return false;
+	memset(values, 0, sizeof(values));
+	foreach(lc, ipath->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		int			c = iclause->indexcol;
+		Node	   *value;
+		bool		is_array;
+
+		if (c >= desc->nkeys || values[c] != NULL || iclause->indexcols != NIL)
+			continue;
+		if (bg_key_equality(ipath->indexinfo, iclause, &desc->cols[c], desc->nkeys,
+							&value, &is_array))
+		{
+			values[c] = value;
+			array |= is_array;
+		}
+	}
+	pk->values = NIL;
+	for (i = 0; i < desc->nkeys; i++)
+	{
+		if (values[i] == NULL)
+			return false;
+		pk->values = lappend(pk->values, values[i]);
+	}
+	pk->is_array = array;
+	return true;
+}
+
+/*
+ * A BloomGuard path wrapping ipath, with ipath's cost and shape.  It keeps
+ * nothing of its own: the key values are read from the wrapped path when
+ * the plan is made, after any reparameterization (partitionwise joins) has
+ * adjusted it.
+ */
+static CustomPath *
+bg_guard_path(RelOptInfo *rel, IndexPath *ipath)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = ipath->path.pathtarget;
+	cpath->path.param_info = ipath->path.param_info;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = ipath->path.rows;
+	cpath->path.startup_cost = ipath->path.startup_cost;
+	cpath->path.total_cost = ipath->path.total_cost;
+	cpath->path.pathkeys = ipath->path.pathkeys;
+	/* btree scans (every primary key) go backward and mark and restore */
+	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
+	cpath->custom_paths = list_make1(ipath);
+	cpath->methods = &bg_guard_path_methods;
+	return cpath;
+}
+
+/*
+ * set_rel_pathlist_hook: wrap the primary key index paths of a guarded
+ * table (see the file header).
+ */
+static void
+bg_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					RangeTblEntry *rte)
+{
+	Relation	relation;
+	BgKeyInfo  *info;
+	BgSlotRef	ref = BG_SLOT_REF_INIT;
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (!bg_transparent || !bg_loaded() ||
+		rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		rte->inh || rte->securityQuals != NIL ||
+		(rel->reloptkind != RELOPT_BASEREL &&
+		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
+		!bg_slot_find(rte->relid, &ref))
+		return;
+
+	/* the planner holds a lock on every relation it plans */
+	relation = table_open(rte->relid, NoLock);
+	info = bg_keyinfo_acquire(relation);
+	if (info->desc != NULL && info->desc->hashable &&
+		!bg_rls_applies(relation, true))
+	{
+		foreach(lc, rel->pathlist)
+		{
+			Path	   *path = (Path *) lfirst(lc);
+			BgPathKey	pk;
+
+			if (IsA(path, IndexPath) &&
+				(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan) &&
+				bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
+				lfirst(lc) = bg_guard_path(rel, (IndexPath *) path);
+		}
+	}
+	bg_keyinfo_release(info);
+	table_close(relation, NoLock);
+}
+
+/*
+ * Let the wrapped scan of "pk = ANY (array)" search the array the wrapper
+ * computes: replace the array in its index condition with a new executor
+ * parameter, which the wrapper sets before each scan.  Returns the
+ * parameter's id.  The parameter is set by the wrapper, above the scan
+ * that reads it; finalize_plan() accepts only parameters supplied from
+ * outside the query level (or set by a few node types it knows), so it is
+ * declared as such at this level and the ones above.
+ */
+static int
+bg_array_param(PlannerInfo *root, Plan *scan)
+{
+	List	   *indexqual = IsA(scan, IndexScan) ?
+		((IndexScan *) scan)->indexqual : ((IndexOnlyScan *) scan)->indexqual;
+	ListCell   *lc;
+	int			paramid = -1;
+	PlannerInfo *r;
+
+	foreach(lc, indexqual)
+	{
+		Node	   *qual = (Node *) lfirst(lc);
+
+		if (IsA(qual, ScalarArrayOpExpr))
+		{
+			ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) qual;
+			Param	   *param = makeNode(Param);
+			Node	   *orig = lsecond(saop->args);
+
+			paramid = assign_special_exec_param(root);
+			list_nth_cell(root->glob->paramExecTypes, paramid)->oid_value =
+				exprType(orig);
+			param->paramkind = PARAM_EXEC;
+			param->paramid = paramid;
+			param->paramtype = exprType(orig);
+			param->paramtypmod = exprTypmod(orig);
+			param->paramcollid = exprCollation(orig);
+			param->location = -1;
+			lsecond(saop->args) = param;
+			break;
+		}
+	}
+	for (r = root; r != NULL && paramid >= 0; r = r->parent_root)
+		r->outer_params = bms_add_member(r->outer_params, paramid);
+	return paramid;
+}
+
+/*
+ * PlanCustomPath: the CustomScan node.  It returns the wrapped scan's
+ * tuples as they are: its scan tuple is the wrapped plan's target list,
+ * and its own target list refers to that one-to-one.  custom_exprs are the
+ * key values (create_customscan_plan() replaces outer Vars in them with the
+ * same nestloop parameters as in the wrapped scan's conditions);
+ * custom_private holds whether the value is an array and the array's
+ * parameter.
+ */
+static Plan *
+bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				   List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Plan	   *scan = (Plan *) linitial(custom_plans);
+	IndexPath  *ipath = (IndexPath *) linitial(best_path->custom_paths);
+	Relation	relation = table_open(planner_rt_fetch(rel->relid, root)->relid, NoLock);
+	BgKeyInfo  *info = bg_keyinfo_acquire(relation);
+	BgPathKey	pk;
+	int			paramid = -1;
+
+	/* the path was made from this very key; if it changed, never shortcut */
+	if (info->desc == NULL || !bg_path_fixes_key(ipath, info->desc, &pk))
+	{
+		pk.values = NIL;
+		pk.is_array = false;
+	}
+	bg_keyinfo_release(info);
+	table_close(relation, NoLock);
+	if (pk.is_array)
+		paramid = bg_array_param(root, scan);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;	/* the wrapped scan enforces every clause */
+	cscan->scan.scanrelid = 0;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = copyObject(pk.values);
+	cscan->custom_private = list_make2(makeBoolean(pk.is_array), makeInteger(paramid));
+	cscan->custom_scan_tlist = copyObject(scan->targetlist);
+	cscan->custom_relids = rel->relids;
+	cscan->methods = &bg_guard_scan_methods;
+	(void) clauses;
+	return &cscan->scan.plan;
+}
+
+/* Install the planner hook; called from _PG_init while preloading. */
+void
+bg_planner_init(void)
+{
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = bg_set_rel_pathlist;
+}
