@@ -11,8 +11,9 @@ OBJS = \
 	src/statement.o \
 	src/keys.o \
 	src/keycache.o \
-	src/coverage.o \
 	src/sizing.o \
+	src/partition.o \
+	src/coverage.o \
 	src/build.o \
 	src/trigger.o \
 	src/args.o \
@@ -29,10 +30,10 @@ EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql sql/bloomguard--1.0--1.1.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
-REGRESS = attach types writepaths lookup security errors health coverage hardening upgrade
+REGRESS = attach types writepaths lookup security errors health coverage hardening partition upgrade
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
-ISOLATION = attach_race rebuild_race attach_deadlock
+ISOLATION = attach_race rebuild_race attach_deadlock partition_race
 ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
 
 TAP_TESTS = 1

@@ -25,7 +25,9 @@ DROP VIEW @extschema@.bloomguard_health;
 DROP FUNCTION @extschema@.bloomguard_guard_stats();
 
 -- Per-guard numbers and health gauges from shared memory, for the guards
--- of this database the caller may see (it filters its rows itself).
+-- of this database the caller may see (it filters its rows itself).  A
+-- guarded partitioned table has one row per leaf partition, whose parent
+-- column names it.
 -- The bloomguard_health view is the interface.
 CREATE FUNCTION @extschema@.bloomguard_guard_stats(
     OUT relid pg_catalog.oid,
@@ -59,7 +61,8 @@ CREATE FUNCTION @extschema@.bloomguard_guard_stats(
     OUT last_error pg_catalog.text,
     OUT stats_reset pg_catalog.timestamptz,
     OUT memory_in_use pg_catalog.int8,
-    OUT max_memory pg_catalog.int8)
+    OUT max_memory pg_catalog.int8,
+    OUT parent pg_catalog.oid)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'bloomguard_guard_stats_1_1'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
@@ -134,7 +137,8 @@ SELECT j.relid::pg_catalog.regclass AS relation,
        END AS advice,
        j.last_error,
        j.stats_reset,
-       j.feed
+       j.feed,
+       j.parent::pg_catalog.regclass AS parent
   FROM judged j;
 
 GRANT SELECT ON @extschema@.bloomguard_health TO PUBLIC;

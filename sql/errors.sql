@@ -67,9 +67,12 @@ CREATE TEMP TABLE t_temp (id int PRIMARY KEY);
 SELECT bloomguard_attach('t_temp');
 SELECT * FROM footprint('t_temp');
 
--- a partitioned table (and its partition's own triggers stay untouched)
+-- a partitioned table one of whose partitions has a trigger of our name:
+-- nothing is changed, and the partition's own trigger stays untouched
 CREATE TABLE t_part (id int PRIMARY KEY) PARTITION BY RANGE (id);
 CREATE TABLE t_part_1 PARTITION OF t_part FOR VALUES FROM (0) TO (1000);
+CREATE FUNCTION t_part_noop() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+CREATE TRIGGER bloomguard AFTER INSERT ON t_part_1 FOR EACH ROW EXECUTE FUNCTION t_part_noop();
 SELECT bloomguard_attach('t_part');
 SELECT * FROM footprint('t_part');
 SELECT * FROM footprint('t_part_1');
@@ -208,6 +211,7 @@ SELECT state, generation, capacity FROM bloomguard_health WHERE relation = 't_ba
 DO $$ BEGIN PERFORM bloomguard_detach(relation) FROM bloomguard_guards; END $$;
 SELECT count(*) FROM bloomguard_guards;
 DROP TABLE t_nopk, t_base, t_trig, t_size, t_huge, t_two, t_part, t_temp CASCADE;
+DROP FUNCTION t_part_noop();
 DROP FOREIGN TABLE ft;
 DROP SERVER s_dummy;
 DROP FOREIGN DATA WRAPPER dummy;

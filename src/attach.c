@@ -42,8 +42,11 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/relation.h"
 #include "access/xact.h"
+#include "catalog/pg_inherits.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -98,6 +101,128 @@ bg_require_relation_arg(FunctionCallInfo fcinfo)
 }
 
 /*
+ * The leaves of a partitioned table about to be guarded, each checked as a
+ * table that attach could guard on its own; fills rows[] (palloc'd) with
+ * their estimated rows.  The whole tree must be free of guards and of
+ * triggers by our name: the clones would collide.
+ */
+static List *
+bg_attach_check_leaves(Relation parent, double **rows, double *total)
+{
+	List	   *tree = find_all_inheritors(RelationGetRelid(parent), AccessShareLock, NULL);
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	*total = 0;
+	*rows = palloc0(Max(list_length(tree), 1) * sizeof(double));
+	foreach(lc, tree)
+	{
+		Relation	part = relation_open(lfirst_oid(lc), NoLock);
+
+		if (part != parent &&
+			(bg_registry_lookup(RelationGetRelid(part), NULL, NULL) ||
+			 bg_feed_state(part) != BG_FEED_MISSING))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("partition \"%s\" of table \"%s\" is already guarded or has a trigger named \"%s\"",
+							RelationGetRelationName(part), RelationGetRelationName(parent),
+							BLOOMGUARD_TRIGGER_NAME),
+					 errhint("Detach its guard with bloomguard_detach(), or rename that trigger, first.")));
+		if (part->rd_rel->relkind == RELKIND_RELATION)
+		{
+			bg_check_guardable(part);
+			(void) bg_keydesc_build(part, false, true);
+			if (CheckRelationLockedByMe(part, RowExclusiveLock, true))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_IN_USE),
+						 errmsg("cannot attach a guard to table \"%s\" in a statement that writes it",
+								RelationGetRelationName(part))));
+			(*rows)[list_length(leaves)] = bg_estimate_rows(part);
+			*total += (*rows)[list_length(leaves)];
+			leaves = lappend_oid(leaves, RelationGetRelid(part));
+		}
+		relation_close(part, NoLock);
+	}
+	list_free(tree);
+	return leaves;
+}
+
+/*
+ * bloomguard_attach() of a partitioned table (partition.c has the model):
+ * the feed worker creates the trigger on it, which PostgreSQL clones onto
+ * every partition, and registers it and, through the clones, every leaf;
+ * then each leaf is built as bloomguard_rebuild() builds a guard whose
+ * trigger is in place.  capacity (0: each leaf's own choice) is split
+ * between the leaves by their rows.  The filters are allocated after the
+ * commit, not before as for a table, so the memory caps are checked first
+ * for all of them together; a leaf whose build fails stays not_loaded
+ * (and is retried by the worker), like a table whose attach is cancelled.
+ */
+static void
+bg_attach_partitioned(Relation rel, int64 capacity, double error_rate)
+{
+	Oid			relid = RelationGetRelid(rel);
+	double	   *rows;
+	double		total;
+	List	   *leaves = bg_attach_check_leaves(rel, &rows, &total);
+	int64	   *shares = palloc(Max(list_length(leaves), 1) * sizeof(int64));
+	int64		sum = 0;
+	Size		need = 0;
+	bool		fits = true;
+	volatile bool committed = false;
+	ListCell   *lc;
+	int			i;
+
+	foreach(lc, leaves)
+	{
+		uint64		nbits;
+		int			nhashes;
+		Size		bytes;
+
+		i = foreach_current_index(lc);
+		shares[i] = capacity > 0 ?
+			bg_partition_share(capacity, rows[i], total, list_length(leaves)) :
+			bg_choose_capacity(rows[i], 0, false, 0);
+		bg_filter_size(shares[i], error_rate, &nbits, &nhashes, &bytes);
+		fits &= bg_memory_fits(bytes);	/* each under max_guard_memory */
+		need += bytes;
+		sum += shares[i];
+	}
+	if (!fits || need > bg_memory_cap() - Min(bg_memory_in_use(), bg_memory_cap()))
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("the filters of the %d partitions of table \"%s\" do not fit in the memory bloomguard may use",
+						list_length(leaves), RelationGetRelationName(rel)),
+				 errhint("Raise bloomguard.max_memory (and bloomguard.max_guard_memory), or attach with a smaller capacity or a larger error_rate.")));
+
+	bg_wait_for_writers(relid);
+	/* hold nothing while the worker runs (see the file header) */
+	foreach(lc, leaves)
+		UnlockRelationOid(lfirst_oid(lc), AccessShareLock);
+	relation_close(rel, AccessShareLock);
+	bg_install_feed(relid, capacity > 0 ? capacity : Max(sum, 1), error_rate, &committed);
+
+	/* the tree is guarded; build every leaf, including any made meanwhile */
+	foreach(lc, bg_partition_leaves(relid, NoLock))
+	{
+		Oid			leafid = lfirst_oid(lc);
+		int64		share = 0;	/* a leaf made meanwhile: its own choice */
+		Relation	leaf = try_relation_open(leafid, AccessShareLock);
+		ListCell   *k;
+
+		if (leaf == NULL)
+			continue;			/* dropped meanwhile */
+		foreach(k, leaves)
+		{
+			if (lfirst_oid(k) == leafid)
+				share = shares[foreach_current_index(k)];
+		}
+		(void) bg_rebuild(leaf, share, error_rate, false);
+		relation_close(leaf, NoLock);
+	}
+}
+
+/*
  * bloomguard_attach(rel regclass, capacity bigint, error_rate float8)
  */
 Datum
@@ -144,19 +269,17 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_IN_USE),
 				 errmsg("cannot attach a guard to table \"%s\" in a statement that writes it",
 						RelationGetRelationName(rel))));
+	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+	{
+		bg_attach_partitioned(rel, PG_ARGISNULL(1) ? 0 : capacity, error_rate);
+		PG_RETURN_VOID();
+	}
 
 	/*
-	 * Wait here, as a heavyweight lock wait that the deadlock detector and
-	 * pg_locks can see, for the transactions now writing the table; the
-	 * worker waits again for any that started meanwhile.  Neither wait
-	 * queues a lock request, so new writers are not held up.
+	 * Wait here for the transactions now writing the table; the worker
+	 * waits again for any that started meanwhile.
 	 */
-	{
-		LOCKTAG		tag;
-
-		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-		WaitForLockers(tag, ShareRowExclusiveLock, false);
-	}
+	bg_wait_for_writers(relid);
 
 	/*
 	 * Claim the slot and allocate the filter before the trigger exists, so
@@ -260,6 +383,17 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 	}
 	bg_check_owner(rel);
 	bg_require_guarded(rel, NULL, NULL);
+	{
+		Oid			root = bg_partition_guarded_root(relid, NIL);
+
+		if (OidIsValid(root))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("partition \"%s\" is guarded as part of table \"%s\"",
+							RelationGetRelationName(rel), get_rel_name(root)),
+					 errhint("Detach the guard of \"%s\", or detach the partition from it.",
+							 get_rel_name(root))));
+	}
 
 	if (bg_feed_state(rel) != BG_FEED_MISSING)
 	{
@@ -285,9 +419,64 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 	bg_forget_at_commit(relid);
 	/* plans with the BloomGuard node are made again without it (planner.c) */
 	CacheInvalidateRelcache(rel);
+	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+	{
+		/* DROP TRIGGER dropped the clones too (and locked the partitions) */
+		List	   *leaves = bg_partition_leaves(relid, NoLock);
+		ListCell   *lc;
+
+		foreach(lc, leaves)
+		{
+			Oid			leafid = lfirst_oid(lc);
+
+			bg_registry_delete(&leafid, 1);
+			bg_forget_at_commit(leafid);
+		}
+	}
 
 	relation_close(rel, NoLock);
 	PG_RETURN_VOID();
+}
+
+/*
+ * bloomguard_rebuild() of a guarded partitioned table: rebuild every leaf
+ * (registering any the hook missed), with capacity (0: each keeps its own)
+ * split by rows and error_rate (NaN: each keeps its own).
+ */
+static void
+bg_rebuild_partitioned(Relation rel, int64 capacity, double error_rate)
+{
+	Oid			relid = RelationGetRelid(rel);
+	int64		reg_capacity;
+	double		reg_error_rate;
+	List	   *leaves;
+	double	   *rows;
+	double		total = 0;
+	ListCell   *lc;
+
+	bg_require_guarded(rel, &reg_capacity, &reg_error_rate);
+	leaves = bg_partition_leaves(relid, AccessShareLock);
+	rows = palloc0(Max(list_length(leaves), 1) * sizeof(double));
+	foreach(lc, leaves)
+	{
+		rows[foreach_current_index(lc)] = bg_live_rows(lfirst_oid(lc));
+		total += rows[foreach_current_index(lc)];
+		bg_partition_register(lfirst_oid(lc));
+	}
+	foreach(lc, leaves)
+	{
+		Relation	leaf = relation_open(lfirst_oid(lc), NoLock);
+
+		(void) bg_rebuild(leaf, capacity > 0 ?
+						  bg_partition_share(capacity, rows[foreach_current_index(lc)],
+											 total, list_length(leaves)) : 0,
+						  error_rate, false);
+		relation_close(leaf, NoLock);
+	}
+	if ((capacity > 0 && capacity != reg_capacity) ||
+		(!isnan(error_rate) && error_rate != reg_error_rate))
+		bg_registry_update(relid, capacity > 0 ? capacity : reg_capacity,
+						   isnan(error_rate) ? reg_error_rate : error_rate);
 }
 
 /*
@@ -317,7 +506,10 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 
 	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
 	bg_check_owner(rel);
-	(void) bg_rebuild(rel, capacity, error_rate, false);
+	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+		bg_rebuild_partitioned(rel, capacity, error_rate);
+	else
+		(void) bg_rebuild(rel, capacity, error_rate, false);
 	relation_close(rel, NoLock);
 	PG_RETURN_VOID();
 }

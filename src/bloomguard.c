@@ -18,13 +18,18 @@
  *				their keys reach the filter
  *	keys.c		describing and hashing a table's primary key
  *	keycache.c	the backend-wide cache of key descriptions
- *	coverage.c	the feed trigger's state; noticing it change, and drops
  *	sizing.c	validating and choosing a filter's capacity
+ *	partition.c	partitioned tables: leaves, routing a key to one, new and
+ *				detached partitions
+ *	coverage.c	the feed trigger's state; noticing it change, and drops
  *	build.c		building a generation online from a table scan; rebuilds
  *	trigger.c	the feed trigger
  *	args.c		turning key arguments into key values
  *	source.c	the authoritative lookup: index probe or SQL
  *	lookup.c	guarded_exists(), bloomguard_check(), the trust rule
+ *	guardscan.c	the BloomGuard custom scan: the filter asked before an index
+ *				scan
+ *	planner.c	the planner path: wrapping primary key index scans
  *	maintain.c	the background worker's pass over a database's guards
  *	worker.c	the background workers: launcher, database worker, attach's
  *				feed worker
@@ -48,6 +53,13 @@ PG_MODULE_MAGIC;
 
 bool		bg_enabled = true;
 bool		bg_transparent = true;
+int			bg_partition_lookup = BG_PARTITION_LOOKUP_ROUTE;
+
+static const struct config_enum_entry bg_partition_lookup_options[] = {
+	{"route", BG_PARTITION_LOOKUP_ROUTE, false},
+	{"ask_all", BG_PARTITION_LOOKUP_ASK_ALL, false},
+	{NULL, 0, false}
+};
 int			bg_max_memory_mb = BG_MAX_MEMORY_DEFAULT;
 int			bg_max_guard_memory_mb = BG_MAX_GUARD_MEMORY_DEFAULT;
 int			bg_max_guards = BG_MAX_GUARDS_DEFAULT;
@@ -94,6 +106,18 @@ _PG_init(void)
 							 true,
 							 PGC_USERSET,
 							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("bloomguard.partition_lookup",
+							 "How guarded_exists() on a partitioned table finds the leaf to ask.",
+							 "route (the default) asks the one leaf the key belongs in; ask_all "
+							 "asks every leaf's filter and reads the leaves that may hold the key. "
+							 "A developer setting, kept to measure one against the other.",
+							 &bg_partition_lookup,
+							 BG_PARTITION_LOOKUP_ROUTE,
+							 bg_partition_lookup_options,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	/* plans are copied and read back by name, in any backend */

@@ -17,6 +17,7 @@
 #include "access/attnum.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
+#include "storage/lockdefs.h"
 #include "storage/lwlock.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
@@ -49,6 +50,14 @@
 /* bloomguard.c: settings */
 extern bool bg_enabled;
 extern bool bg_transparent;
+extern int	bg_partition_lookup;
+
+/* bloomguard.partition_lookup: how guarded_exists() reads a partitioned table */
+typedef enum BgPartitionLookup
+{
+	BG_PARTITION_LOOKUP_ROUTE,	/* ask the one leaf the key routes to */
+	BG_PARTITION_LOOKUP_ASK_ALL /* ask every leaf's filter */
+} BgPartitionLookup;
 extern int	bg_max_memory_mb;
 extern int	bg_max_guard_memory_mb;
 extern int	bg_max_guards;
@@ -272,7 +281,9 @@ extern void bg_note_error(Oid relid, const char *why, bool *changed);
 
 /* pending.c */
 extern void bg_pending_init(void);
+typedef void (*bg_pending_fn) (Oid relid);
 extern void bg_forget_at_commit(Oid relid);
+extern void bg_call_at_commit(bg_pending_fn fn, Oid relid);
 extern void bg_forget_database_at_commit(Oid dbid);
 extern void bg_untrust_at_commit(Oid relid, const char *why);
 extern void bg_unregister_at_commit(Oid relid);
@@ -312,13 +323,6 @@ extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 extern BgKeyInfo *bg_keyinfo_acquire(Relation rel);
 extern void bg_keyinfo_release(BgKeyInfo *info);
 
-/* coverage.c */
-extern Oid	bg_own_trigger_relid;
-extern void bg_coverage_init(void);
-extern BgFeedState bg_feed_state(Relation rel);
-extern BgFeedState bg_feed_state_by_oid(Oid relid);
-extern bool bg_has_children(Relation rel);
-
 /* sizing.c */
 extern void bg_check_capacity(int64 capacity);
 extern void bg_check_error_rate(double error_rate);
@@ -328,6 +332,25 @@ extern double bg_estimate_rows(Relation rel);
 extern double bg_live_rows(Oid relid);
 extern int64 bg_choose_capacity(double rows, double distinct_keys, bool full,
 								int64 current);
+
+/* partition.c */
+extern List *bg_partition_leaves(Oid parent, LOCKMODE lockmode);
+extern List *bg_partition_leaves_of(Relation parent, LOCKMODE lockmode);
+extern void bg_wait_for_writers(Oid relid);
+extern Oid	bg_partition_guarded_root(Oid relid, List *registered);
+extern int64 bg_partition_share(int64 capacity, double rows, double total_rows,
+								int nleaves);
+extern void bg_partition_register(Oid relid);
+extern void bg_partition_recheck(Oid relid);
+extern Oid	bg_route_key(Relation parent, const Datum *values, LOCKMODE lockmode,
+						 bool *routed);
+
+/* coverage.c */
+extern Oid	bg_own_trigger_relid;
+extern void bg_coverage_init(void);
+extern BgFeedState bg_feed_state(Relation rel);
+extern BgFeedState bg_feed_state_by_oid(Oid relid);
+extern bool bg_has_children(Relation rel);
 
 /* build.c */
 typedef struct BgBuildState

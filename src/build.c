@@ -419,40 +419,41 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 				 errhint("Run bloomguard_rebuild() again.")));
 }
 
-/* Error out unless rel is a kind of table bloomguard can guard. */
+/*
+ * Error out unless rel is a kind of table bloomguard can guard: a heap
+ * table without inheritance children, or a partitioned table (whose leaves
+ * are each checked as tables, partition.c).
+ */
 void
 bg_check_guardable(Relation rel)
 {
 	const char *name = RelationGetRelationName(rel);
+	bool		partitioned = false;
 
 	switch (rel->rd_rel->relkind)
 	{
 		case RELKIND_RELATION:
 			break;
 		case RELKIND_PARTITIONED_TABLE:
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot guard partitioned table \"%s\"", name),
-					 errdetail("Rows can reach a partition without passing through the partitioned table's triggers, and ATTACH PARTITION brings in rows no trigger saw."),
-					 errhint("Guard the partitions one by one instead.")));
+			partitioned = true;
 			break;
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 					 errmsg("cannot guard \"%s\"", name),
 					 errdetail("\"%s\" is not a table.", name),
-					 errhint("bloomguard guards ordinary tables by their primary key.")));
+					 errhint("bloomguard guards ordinary and partitioned tables by their primary key.")));
 	}
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot guard temporary table \"%s\"", name),
 				 errdetail("A temporary table is visible to one session only; a shared filter would not help it.")));
-	if (rel->rd_tableam != GetHeapamTableAmRoutine())
+	if (!partitioned && rel->rd_tableam != GetHeapamTableAmRoutine())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot guard table \"%s\": only the heap table access method is supported", name)));
-	if (bg_has_children(rel))
+	if (!partitioned && bg_has_children(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot guard table \"%s\" because it has inheritance children", name),

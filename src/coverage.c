@@ -30,6 +30,10 @@
  * bloomguard_detach() and attach's feed worker change the trigger
  * themselves (bg_own_trigger_relid), which is not a coverage break.
  *
+ * On a guarded partitioned table the trigger is cloned onto every
+ * partition; the clone's creation (a new partition) and drop (a detached
+ * one) are passed on to partition.c, to run just before the commit.
+ *
  * Drops are caught here too, in a way no setting can switch off (a
  * sql_drop event trigger does not fire under session_replication_role =
  * replica, in single-user mode, or with event_triggers = off): DROP TABLE
@@ -56,6 +60,7 @@
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/objectaccess.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
@@ -74,6 +79,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
 #include "bloomguard.h"
@@ -246,9 +252,14 @@ bg_has_children(Relation rel)
 	return result;
 }
 
-/* Fetch a trigger's table and whether it is a bloomguard feed trigger. */
+/*
+ * Fetch a trigger's table and whether it is a clone of a partitioned
+ * table's trigger; returns whether it is a bloomguard feed trigger.  The
+ * row is read as this very command left it (SnapshotSelf): a trigger just
+ * created is not in the catalog snapshot yet.
+ */
 static bool
-bg_feed_trigger_table(Oid trigoid, Oid *relid)
+bg_feed_trigger_table(Oid trigoid, Oid *relid, bool *clone)
 {
 	Relation	rel;
 	SysScanDesc scan;
@@ -259,18 +270,39 @@ bg_feed_trigger_table(Oid trigoid, Oid *relid)
 	rel = table_open(TriggerRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ,
 				ObjectIdGetDatum(trigoid));
-	scan = systable_beginscan(rel, TriggerOidIndexId, true, NULL, 1, &key);
+	scan = systable_beginscan(rel, TriggerOidIndexId, true, SnapshotSelf, 1, &key);
 	tuple = systable_getnext(scan);
 	if (HeapTupleIsValid(tuple))
 	{
 		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
 
 		*relid = trig->tgrelid;
+		*clone = OidIsValid(trig->tgparentid);
 		result = strcmp(NameStr(trig->tgname), BLOOMGUARD_TRIGGER_NAME) == 0 ||
 			bg_is_feed_function(trig->tgfoid);
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * Is attach's feed worker or detach changing this table's trigger itself?
+ * On a partitioned table, that changes the clones on its partitions too.
+ */
+static bool
+bg_own_trigger(Oid relid, bool clone)
+{
+	List	   *ancestors;
+	bool		result;
+
+	if (!OidIsValid(bg_own_trigger_relid) || relid == bg_own_trigger_relid)
+		return relid == bg_own_trigger_relid;
+	if (!clone)
+		return false;
+	ancestors = get_partition_ancestors(relid);
+	result = list_member_oid(ancestors, bg_own_trigger_relid);
+	list_free(ancestors);
 	return result;
 }
 
@@ -312,14 +344,21 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		 access == OAT_POST_CREATE))
 	{
 		Oid			relid;
+		bool		clone = false;
 
-		if (bg_feed_trigger_table(objectId, &relid) &&
-			relid != bg_own_trigger_relid)
+		if (!bg_feed_trigger_table(objectId, &relid, &clone))
+			return;
+		if (!bg_own_trigger(relid, clone))
 			bg_untrust_at_commit(relid, access == OAT_DROP ?
 								 "its trigger was dropped" :
 								 access == OAT_POST_CREATE ?
 								 "its trigger was replaced" :
 								 "its trigger was disabled or altered");
+		/* a partition joining or leaving a guarded tree (partition.c) */
+		if (clone && access == OAT_POST_CREATE)
+			bg_call_at_commit(bg_partition_register, relid);
+		else if (clone && access == OAT_DROP)
+			bg_call_at_commit(bg_partition_recheck, relid);
 	}
 	else if (classId == ProcedureRelationId &&
 			 (access == OAT_POST_CREATE || access == OAT_POST_ALTER))

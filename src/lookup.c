@@ -151,14 +151,56 @@ bg_filter_trusted(Relation rel, Snapshot snap)
 /* What a lookup call has worked out before asking anyone. */
 typedef struct BgLookup
 {
-	Relation	rel;
+	Relation	rel;			/* the table, or the leaf a key routes to */
+	Relation	parent;			/* the partitioned table named, or NULL */
 	BgKeyInfo  *info;
+	bool		nowhere;		/* no partition of the table takes the key */
 	BgCallCache *cache;
 	bool		rls;			/* row-level security applies to the caller */
 	BgKeyResult kr;
 	Datum		args[INDEX_MAX_KEYS + 1];
 	Datum		values[INDEX_MAX_KEYS];
 } BgLookup;
+
+/*
+ * A lookup of a partitioned table goes on as a lookup of the one leaf that
+ * can hold the key (partition.c routes it).  The leaf's key columns are
+ * the partitioned table's, in the same order and types, so the converted
+ * values carry over.  Only the partitioned table's privileges and policies
+ * govern a query of it, and they were checked; with row-level security
+ * applying to the caller there is no routing: the query runs on the
+ * partitioned table.  A key no partition takes is in no row.
+ */
+static void
+bg_lookup_route(BgLookup *lk)
+{
+	bool		routed;
+	Oid			leafid = bg_route_key(lk->rel, lk->values, AccessShareLock, &routed);
+	Relation	leaf;
+	BgKeyInfo  *info;
+
+	if (!routed)
+		return;
+	if (!OidIsValid(leafid))
+	{
+		lk->nowhere = true;
+		return;
+	}
+	leaf = try_relation_open(leafid, NoLock);
+	if (leaf == NULL)
+		return;					/* dropped meanwhile: ask the partitioned table */
+	info = bg_keyinfo_acquire(leaf);
+	if (info->desc == NULL || info->desc->nkeys != lk->info->desc->nkeys)
+	{
+		bg_keyinfo_release(info);
+		relation_close(leaf, NoLock);
+		return;
+	}
+	bg_keyinfo_release(lk->info);
+	lk->info = info;
+	lk->parent = lk->rel;
+	lk->rel = leaf;
+}
 
 /* The shared front half of both functions: open, check, convert the key. */
 static void
@@ -173,9 +215,15 @@ bg_lookup_begin(FunctionCallInfo fcinfo, BgLookup *lk)
 				 errmsg("table \"%s\" has no primary key",
 						RelationGetRelationName(lk->rel)),
 				 errhint("bloomguard guards a table by its primary key; add one with ALTER TABLE ... ADD PRIMARY KEY.")));
+	lk->parent = NULL;
+	lk->nowhere = false;
 	lk->rls = bg_rls_applies(lk->rel, false);
 	lk->kr = bg_call_key(fcinfo, lk->rel, lk->info->desc, &lk->cache,
 						 lk->args, lk->values);
+	if (lk->rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&
+		lk->kr == BG_KEY_OK && !lk->rls && lk->info->desc->hashable &&
+		bg_partition_lookup == BG_PARTITION_LOOKUP_ROUTE)
+		bg_lookup_route(lk);
 }
 
 /* Release what bg_lookup_begin() took. */
@@ -184,6 +232,8 @@ bg_lookup_end(BgLookup *lk)
 {
 	bg_keyinfo_release(lk->info);
 	relation_close(lk->rel, NoLock);
+	if (lk->parent)
+		relation_close(lk->parent, NoLock);
 }
 
 /*
@@ -234,6 +284,67 @@ bg_lookup_source(BgLookup *lk)
 }
 
 /*
+ * Count one call's outcome in its guard's counters: absent (shortcut),
+ * maybe (a source lookup, and whether it found the row), or unknown (a
+ * fallback).
+ */
+static void
+bg_lookup_count(int slotindex, BgAnswer answer, bool found)
+{
+	if (slotindex < 0)
+		return;
+	if (answer == BG_ANSWER_ABSENT)
+		bg_slot_bump(slotindex, BG_COUNT_SHORTCUT, 1);
+	else if (answer == BG_ANSWER_MAYBE)
+	{
+		bg_slot_bump(slotindex, BG_COUNT_SOURCE_LOOKUP, 1);
+		if (found)
+			bg_slot_bump(slotindex, BG_COUNT_SOURCE_HIT, 1);
+	}
+	else
+		bg_slot_bump(slotindex, BG_COUNT_FALLBACK, 1);
+}
+
+/*
+ * guarded_exists() on a partitioned table without routing
+ * (bloomguard.partition_lookup = ask_all, kept to measure against
+ * routing): ask every leaf's filter, and read only the leaves that do not
+ * rule the key out.
+ */
+static bool
+bg_lookup_ask_all(BgLookup *lk)
+{
+	Relation	parent = lk->rel;
+	BgKeyInfo  *parent_info = lk->info;
+	List	   *leaves = bg_partition_leaves_of(parent, AccessShareLock);
+	ListCell   *lc;
+	bool		found = false;
+
+	foreach(lc, leaves)
+	{
+		BgAnswer	answer;
+		int			slotindex;
+
+		lk->rel = relation_open(lfirst_oid(lc), NoLock);
+		lk->info = bg_keyinfo_acquire(lk->rel);
+		if (lk->info->desc != NULL && lk->info->desc->nkeys == parent_info->desc->nkeys)
+		{
+			answer = bg_lookup_ask(lk, &slotindex);
+			found = answer != BG_ANSWER_ABSENT && bg_lookup_source(lk);
+			bg_lookup_count(slotindex, answer, found);
+		}
+		bg_keyinfo_release(lk->info);
+		relation_close(lk->rel, NoLock);
+		if (found)
+			break;
+	}
+	lk->rel = parent;
+	lk->info = parent_info;
+	list_free(leaves);
+	return found;
+}
+
+/*
  * guarded_exists(rel regclass, VARIADIC key "any") returns boolean
  */
 Datum
@@ -248,10 +359,17 @@ guarded_exists(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 
 	bg_lookup_begin(fcinfo, &lk);
-	if (lk.kr == BG_KEY_NULL || lk.kr == BG_KEY_NO_MATCH)
+	if (lk.kr == BG_KEY_NULL || lk.kr == BG_KEY_NO_MATCH || lk.nowhere)
 	{
 		bg_lookup_end(&lk);
 		PG_RETURN_BOOL(false);
+	}
+	if (lk.rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE && !lk.rls &&
+		lk.kr == BG_KEY_OK && bg_partition_lookup == BG_PARTITION_LOOKUP_ASK_ALL)
+	{
+		found = bg_lookup_ask_all(&lk);
+		bg_lookup_end(&lk);
+		PG_RETURN_BOOL(found);
 	}
 
 	/*
@@ -259,25 +377,8 @@ guarded_exists(PG_FUNCTION_ARGS)
 	 * shortcuts + source_lookups + fallbacks.
 	 */
 	answer = bg_lookup_ask(&lk, &slotindex);
-	if (answer == BG_ANSWER_ABSENT)
-	{
-		bg_slot_bump(slotindex, BG_COUNT_SHORTCUT, 1);
-		bg_lookup_end(&lk);
-		PG_RETURN_BOOL(false);
-	}
-
-	found = bg_lookup_source(&lk);
-	if (slotindex >= 0)
-	{
-		if (answer == BG_ANSWER_MAYBE)
-		{
-			bg_slot_bump(slotindex, BG_COUNT_SOURCE_LOOKUP, 1);
-			if (found)
-				bg_slot_bump(slotindex, BG_COUNT_SOURCE_HIT, 1);
-		}
-		else
-			bg_slot_bump(slotindex, BG_COUNT_FALLBACK, 1);
-	}
+	found = answer != BG_ANSWER_ABSENT && bg_lookup_source(&lk);
+	bg_lookup_count(slotindex, answer, found);
 	bg_lookup_end(&lk);
 	PG_RETURN_BOOL(found);
 }
@@ -305,7 +406,7 @@ bloomguard_check(PG_FUNCTION_ARGS)
 		bg_lookup_end(&lk);
 		PG_RETURN_NULL();
 	}
-	answer = bg_lookup_ask(&lk, &slotindex);
+	answer = lk.nowhere ? BG_ANSWER_ABSENT : bg_lookup_ask(&lk, &slotindex);
 	bg_lookup_end(&lk);
 	switch (answer)
 	{

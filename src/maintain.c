@@ -210,6 +210,47 @@ bg_worker_build_one(BgGuardTodo *todo)
 }
 
 /*
+ * Register the leaf partitions of guarded partitioned tables that have no
+ * registry row (partition.c: the hook registers them when they are made,
+ * but not while the library is not loaded).  Reads pg_inherits, so that
+ * no partition is locked.
+ */
+static void
+bg_register_missing_leaves(const char *schema)
+{
+	List	   *leaves = NIL;
+	ListCell   *lc;
+	uint64		i;
+
+	if (SPI_execute(psprintf("WITH RECURSIVE tree(relid) AS ("
+							 " SELECT g.relation::pg_catalog.oid FROM %s.bloomguard_guards g"
+							 " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.relation::pg_catalog.oid"
+							 " WHERE c.relkind OPERATOR(pg_catalog.=) 'p'"
+							 " UNION ALL"
+							 " SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree t"
+							 " ON i.inhparent OPERATOR(pg_catalog.=) t.relid"
+							 " WHERE NOT i.inhdetachpending)"
+							 " SELECT t.relid FROM tree t"
+							 " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.relid"
+							 " WHERE c.relkind OPERATOR(pg_catalog.=) 'r' AND c.relispartition"
+							 " AND NOT EXISTS (SELECT FROM %s.bloomguard_guards g"
+							 " WHERE g.relation::pg_catalog.oid OPERATOR(pg_catalog.=) t.relid)",
+							 schema, schema),
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the partitions of guarded tables");
+	for (i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		leaves = lappend_oid(leaves,
+							 DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+															SPI_tuptable->tupdesc, 1, &isnull)));
+	}
+	foreach(lc, leaves)
+		bg_partition_register(lfirst_oid(lc));
+}
+
+/*
  * Read this database's registry and decide what to build, smallest table
  * first (by pg_class.relpages: reading a table's size would lock it).
  * Every registered guard gets a slot, so that the health view can say why
@@ -234,10 +275,12 @@ bg_guards_to_build(MemoryContext cxt)
 	query = psprintf("SELECT g.relation::pg_catalog.oid"
 					 " FROM %s.bloomguard_guards g"
 					 " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.relation::pg_catalog.oid"
+					 " WHERE c.relkind OPERATOR(pg_catalog.=) 'r'"
 					 " ORDER BY c.relpages, c.oid",
 					 quote_identifier(get_namespace_name(bg_extension_schema())));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	bg_register_missing_leaves(quote_identifier(get_namespace_name(bg_extension_schema())));
 	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read bloomguard_guards");
 	for (i = 0; i < SPI_processed; i++)

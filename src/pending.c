@@ -22,6 +22,10 @@
  *				transaction has committed: no extension code runs at
  *				COMMIT PREPARED.
  *	FORGET_DATABASE	free every guard of a dropped database, at COMMIT.
+ *	CALL		run a function of a file above this one on a table, at
+ *				PRE_COMMIT (and PRE_PREPARE), first: partition.c registers
+ *				new leaves and unregisters detached ones this way.  It may
+ *				add entries of the other kinds.
  *
  * Entries of an aborted subtransaction are dropped; a committed
  * subtransaction's entries move to its parent.
@@ -47,7 +51,8 @@ typedef enum BgPendingKind
 	BG_PENDING_UNREGISTER,
 	BG_PENDING_UNTRUST,
 	BG_PENDING_FORGET,
-	BG_PENDING_FORGET_DATABASE	/* relid holds a database OID */
+	BG_PENDING_FORGET_DATABASE, /* relid holds a database OID */
+	BG_PENDING_CALL
 } BgPendingKind;
 
 typedef struct BgPending
@@ -56,13 +61,14 @@ typedef struct BgPending
 	Oid			relid;
 	int			nestlevel;
 	const char *why;			/* UNTRUST: the reason, a constant string */
+	bg_pending_fn fn;			/* CALL: the function */
 } BgPending;
 
 static List *bg_pending = NIL;
 
 /* Add an entry for the current (sub)transaction. */
 static void
-bg_pending_add(BgPendingKind kind, Oid relid, const char *why)
+bg_pending_add(BgPendingKind kind, Oid relid, const char *why, bg_pending_fn fn)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
 	BgPending  *p = palloc(sizeof(BgPending));
@@ -71,8 +77,44 @@ bg_pending_add(BgPendingKind kind, Oid relid, const char *why)
 	p->relid = relid;
 	p->nestlevel = GetCurrentTransactionNestLevel();
 	p->why = why;
+	p->fn = fn;
 	bg_pending = lappend(bg_pending, p);
 	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Run the CALL entries, in the order they were made, once per function
+ * and table.  They may add entries (foreach sees them; they are not CALLs).
+ */
+static void
+bg_pending_calls(void)
+{
+	ListCell   *lc;
+
+	if (!OidIsValid(get_extension_oid("bloomguard", true)))
+		return;
+	PushActiveSnapshot(GetTransactionSnapshot());
+	foreach(lc, bg_pending)
+	{
+		BgPending  *p = (BgPending *) lfirst(lc);
+		ListCell   *prev;
+		bool		done = false;
+
+		if (p->kind != BG_PENDING_CALL)
+			continue;
+		foreach(prev, bg_pending)
+		{
+			BgPending  *q = (BgPending *) lfirst(prev);
+
+			if (q == p)
+				break;
+			if (q->kind == BG_PENDING_CALL && q->fn == p->fn && q->relid == p->relid)
+				done = true;
+		}
+		if (!done)
+			p->fn(p->relid);
+	}
+	PopActiveSnapshot();
 }
 
 /* Delete the registry rows of dropped tables, if the registry is still there. */
@@ -171,10 +213,12 @@ bg_pending_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			bg_pending_calls();
 			bg_pending_unregister();
 			bg_pending_untrust();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
+			bg_pending_calls();
 			bg_pending_unregister();
 			bg_pending_untrust();
 			bg_pending_forget(GetTopTransactionId());
@@ -248,14 +292,14 @@ bg_pending_init(void)
 void
 bg_forget_at_commit(Oid relid)
 {
-	bg_pending_add(BG_PENDING_FORGET, relid, NULL);
+	bg_pending_add(BG_PENDING_FORGET, relid, NULL, NULL);
 }
 
 /* Free every guard of a dropped database when the transaction commits. */
 void
 bg_forget_database_at_commit(Oid dbid)
 {
-	bg_pending_add(BG_PENDING_FORGET_DATABASE, dbid, NULL);
+	bg_pending_add(BG_PENDING_FORGET_DATABASE, dbid, NULL, NULL);
 }
 
 /*
@@ -265,14 +309,21 @@ bg_forget_database_at_commit(Oid dbid)
 void
 bg_untrust_at_commit(Oid relid, const char *why)
 {
-	bg_pending_add(BG_PENDING_UNTRUST, relid, why);
+	bg_pending_add(BG_PENDING_UNTRUST, relid, why, NULL);
 }
 
 /* Delete this table's registry row before the current transaction commits. */
 void
 bg_unregister_at_commit(Oid relid)
 {
-	bg_pending_add(BG_PENDING_UNREGISTER, relid, NULL);
+	bg_pending_add(BG_PENDING_UNREGISTER, relid, NULL, NULL);
+}
+
+/* Run fn(relid) just before the current transaction commits or prepares. */
+void
+bg_call_at_commit(bg_pending_fn fn, Oid relid)
+{
+	bg_pending_add(BG_PENDING_CALL, relid, NULL, fn);
 }
 
 /*

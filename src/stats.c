@@ -66,7 +66,7 @@ enum
 	COL_SOURCE_LOOKUPS, COL_SOURCE_HITS, COL_FALLBACKS, COL_OBSERVED_FP,
 	COL_SUGGESTED_CAPACITY, COL_BUILT_AT, COL_BUILD_SECONDS, COL_BUILDER_PID,
 	COL_LAST_ERROR, COL_STATS_RESET, COL_MEMORY_IN_USE, COL_MAX_MEMORY,
-	BG_STATS_COLS
+	COL_PARENT, BG_STATS_COLS
 };
 
 /* Version 1.0's columns, a subset of 1.1's. */
@@ -145,7 +145,7 @@ bg_may_see(Oid relid)
  */
 static void
 bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
-			 Datum *values, bool *nulls)
+			 Oid parent, Datum *values, bool *nulls)
 {
 	bool		nf = !c->has_filter;
 	const uint64 *k = c->counters;
@@ -208,18 +208,19 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	PUT(COL_STATS_RESET, TimestampTzGetDatum(c->stats_reset), !OidIsValid(c->relid));
 	PUT(COL_MEMORY_IN_USE, Int64GetDatum((int64) bg_memory_in_use()), false);
 	PUT(COL_MAX_MEMORY, Int64GetDatum((int64) bg_memory_cap()), false);
+	PUT(COL_PARENT, ObjectIdGetDatum(parent), !OidIsValid(parent));
 #undef PUT
 }
 
 /* Add a guard's row to the result, in the caller's version. */
 static void
 bg_stats_emit(ReturnSetInfo *rsinfo, BgStatsVersion version, Oid relid,
-			  const BgRegistryEntry *reg, const BgSlotCopy *c)
+			  const BgRegistryEntry *reg, const BgSlotCopy *c, Oid parent)
 {
 	Datum		values[BG_STATS_COLS];
 	bool		nulls[BG_STATS_COLS];
 
-	bg_stats_row(relid, reg, c, values, nulls);
+	bg_stats_row(relid, reg, c, parent, values, nulls);
 	if (version == BG_STATS_V1_0)
 	{
 		Datum		v10[lengthof(bg_stats_cols_1_0)];
@@ -250,20 +251,30 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 	InitMaterializedSRF(fcinfo, 0);
 	bg_slot_sweep();
 
-	/* version 1.1: every registered guard, with its slot if it has one */
+	/*
+	 * version 1.1: every registered guard, with its slot if it has one.  A
+	 * guarded partitioned table has no filter of its own: its leaves have
+	 * the rows, each naming it as parent.
+	 */
 	if (version == BG_STATS_V1_1)
 	{
+		List	   *registered = NIL;
+
 		registry = bg_registry_list();
+		foreach(lc, registry)
+			registered = lappend_oid(registered, ((BgRegistryEntry *) lfirst(lc))->relid);
 		foreach(lc, registry)
 		{
 			BgRegistryEntry *reg = (BgRegistryEntry *) lfirst(lc);
 			BgSlotCopy	copy;
 
-			if (!bg_may_see(reg->relid))
+			if (get_rel_relkind(reg->relid) == RELKIND_PARTITIONED_TABLE ||
+				!bg_may_see(reg->relid))
 				continue;
 			if (!bg_slot_copy_rel(reg->relid, &copy))
 				copy.relid = InvalidOid;
-			bg_stats_emit(rsinfo, version, reg->relid, reg, &copy);
+			bg_stats_emit(rsinfo, version, reg->relid, reg, &copy,
+						  bg_partition_guarded_root(reg->relid, registered));
 		}
 	}
 
@@ -279,7 +290,7 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 			registered |= ((BgRegistryEntry *) lfirst(lc))->relid == copy.relid;
 		if (registered || !bg_may_see(copy.relid))
 			continue;
-		bg_stats_emit(rsinfo, version, copy.relid, NULL, &copy);
+		bg_stats_emit(rsinfo, version, copy.relid, NULL, &copy, InvalidOid);
 	}
 }
 

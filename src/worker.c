@@ -304,7 +304,6 @@ bloomguard_feed_worker_main(Datum main_arg)
 	PG_TRY();
 	{
 		Relation	rel;
-		LOCKTAG		tag;
 		const char *qname;
 		char	   *schema;
 		Oid			save_userid;
@@ -316,11 +315,11 @@ bloomguard_feed_worker_main(Datum main_arg)
 		pgstat_report_activity(STATE_RUNNING, "bloomguard: installing the feed trigger");
 
 		/*
-		 * Wait for the transactions now writing the table, without queueing
-		 * a lock request that would block new writers behind us.
+		 * Wait for the transactions now writing the table (or its
+		 * partitions), without queueing a lock request that would block
+		 * new writers behind us.
 		 */
-		SET_LOCKTAG_RELATION(tag, MyDatabaseId, req->relid);
-		WaitForLockers(tag, ShareRowExclusiveLock, false);
+		bg_wait_for_writers(req->relid);
 
 		rel = relation_open(req->relid, ShareRowExclusiveLock);
 		qname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
