@@ -45,6 +45,7 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "catalog/partition.h"
