@@ -76,6 +76,20 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM bloomguard_guards WHERE r
 is($node->safe_psql('postgres', q{SELECT guarded_exists('pt_1', 2::bigint, 1) AND NOT guarded_exists('pt', 2::bigint, 1)}),
 	't', 'its rows stay in it, and are no longer in the tree');
 
+# dump and restore: the tree comes back guarded, leaf by leaf
+my $dump = $node->basedir . '/pt.dump';
+my $registry = q{SELECT string_agg(relation || ':' || capacity, ' ' ORDER BY relation::text) FROM bloomguard_guards};
+my $before = $node->safe_psql('postgres', $registry);
+$node->command_ok(['pg_dump', '-Fc', '-f', $dump, '-d', $node->connstr('postgres')], 'pg_dump');
+$node->safe_psql('postgres', 'CREATE DATABASE dst');
+$node->command_ok(['pg_restore', '-d', $node->connstr('dst'), $dump], 'pg_restore');
+is($node->safe_psql('dst', $registry), $before, 'the registry rows of the tree are restored');
+is($node->safe_psql('dst', q{SELECT string_agg(DISTINCT tgenabled::text, ',') FROM pg_trigger WHERE tgname = 'bloomguard'}),
+	'A', 'every clone of the trigger is enabled ALWAYS');
+$node->poll_query_until('dst', q{SELECT count(*) = 3 AND bool_and(state = 'ready') FROM bloomguard_health})
+  or die 'the restored leaves were not built';
+is($node->safe_psql('dst', $lost), '0', 'restored: no present key absent');
+
 $node->stop;
 bg_check_log($node);
 done_testing();
