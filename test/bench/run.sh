@@ -32,6 +32,7 @@ set -Eeuo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/test/lib/common.sh"
+. "$here/partitions.sh"
 
 PY=/usr/bin/python3
 OUT=${BENCH_OUT:-$here/out}
@@ -46,7 +47,7 @@ if [ "$(id -u)" = 0 ]; then
 	stage=$(mktemp -d /tmp/bgbench-stage.XXXXXX)
 	trap 'rm -rf "$stage"' EXIT
 	mkdir -p "$stage/test/bench" "$stage/test/lib" "$stage/out"
-	cp "$here/run.sh" "$here/peer.py" "$stage/test/bench/"
+	cp "$here/run.sh" "$here/peer.py" "$here/partitions.sh" "$stage/test/bench/"
 	cp "$top/test/lib/common.sh" "$stage/test/lib/"
 	chown -R postgres:postgres "$stage"
 	chmod 755 "$stage"
@@ -177,7 +178,9 @@ done
 [ "$pg_started" = 1 ] || { tail -20 "$tmp/pg.log" >&2; die "could not start PostgreSQL"; }
 say "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on port $PGPORT"
 
-export PGOPTIONS="-c client_min_messages=warning"
+# "plain" lookups are plain: the planner path is off unless a measurement
+# turns it on for its sessions (pgb_opts)
+export PGOPTIONS="-c client_min_messages=warning -c bloomguard.transparent=off"
 PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$tmp" -p "$PGPORT")
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE bench" >/dev/null
 sq() { "${PSQL[@]}" -d bench "$@"; }
@@ -506,6 +509,9 @@ done
 state=$(sq -c "SELECT string_agg(relation::text || '=' || state, ' ' ORDER BY relation::text) FROM bloomguard_health")
 [ "$state" = "h=ready t=ready" ] || bad "guards not ready after rebuild: $state"
 
+# ---------------------------------------------------------------- partitioned tables
+bench_partitions_measure
+
 # ---------------------------------------------------------------- accuracy
 say "accuracy: false-positive rate at loads $LOADS (capacity $ACC_CAP, $PROBES probes)"
 for r in $(seq 1 "$ROUNDS"); do
@@ -659,6 +665,7 @@ for tbl in t h; do
 	row "$name memory: primary key btree vs filter" "$(f0 "$pk") B" "$(f0 "$mem") B" "$(awk -v x="$(calc "$mem / $pk")" 'BEGIN {printf "%.3f×", x}')" "" ""
 	row "$name memory: plain table of the keys vs filter" "$(f0 "$heap") B" "$(f0 "$mem") B" "$(awk -v x="$(calc "$mem / $heap")" 'BEGIN {printf "%.3f×", x}')" "" ""
 done
+bench_partitions_report
 # accuracy: pool the probes of all rounds (each round is a new filter, new seed)
 : >"$tmp/fp.dat"
 : >"$tmp/fp_rounds.dat"
