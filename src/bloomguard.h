@@ -135,6 +135,7 @@ typedef struct BgSlot
 	int			builder_pid;
 	bool		coverage_broken;	/* untrusted while a build was running */
 	TransactionId forget_xid;	/* free the slot once this xid has committed */
+	TransactionId feed_version; /* the feed function's pg_proc row (xmin) when built */
 	char		last_error[128];	/* why the last build failed, if it did */
 	pg_atomic_uint64 counters[BG_NUM_COUNTERS];	/* updated without a lock */
 	TimestampTz stats_reset;
@@ -266,6 +267,7 @@ extern bool bg_memory_fits(Size bytes);
 extern Size bg_memory_in_use(void);
 
 /* slot.c */
+extern TransactionId bg_feed_version;
 extern bool bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy);
 extern bool bg_slot_copy_rel(Oid relid, BgSlotCopy *copy);
 extern void bg_slot_bump(int index, BgCounter counter, uint64 n);

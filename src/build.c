@@ -393,6 +393,8 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	slot->coverage_broken = false;
 	slot->generation++;
 	slot->key = key;
+	/* the caller checked the feed trigger, and so the function's version */
+	slot->feed_version = bg_feed_version;
 	slot->built_at = GetCurrentTimestamp();
 	slot->build_seconds = (double) (slot->built_at - bs->start) / USECS_PER_SEC;
 	if (broken)

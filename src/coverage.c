@@ -43,6 +43,10 @@
  * event trigger stays, for a server running without the library
  * preloaded (no hook then).
  *
+ * A change to the function's catalog row that no hook sees (a superuser's
+ * UPDATE of pg_proc) is caught by its version: a filter is used only by
+ * backends that see the row version it was built under (slot.c).
+ *
  * Changes to the key itself (ALTER COLUMN TYPE, a new primary key,
  * REINDEX CONCURRENTLY) give the key a new index, which lookups notice by
  * comparing the key identity stored with the filter.
@@ -109,7 +113,8 @@ bg_feed_funcoid_invalidate(Datum arg, int cacheid, uint32 hashvalue)
 /*
  * Is funcoid this extension's feed trigger function, as the extension
  * script created it: the C function bloomguard_trigger in the bloomguard
- * library, a member of the extension?  Cheap when it is.
+ * library, a member of the extension?  Cheap when it is.  Notes the
+ * version of its catalog row for slot.c (bg_feed_version).
  */
 static bool
 bg_is_feed_function(Oid funcoid)
@@ -120,6 +125,7 @@ bg_is_feed_function(Oid funcoid)
 	Datum		d;
 	bool		isnull;
 	Oid			extoid;
+	TransactionId version;
 
 	if (OidIsValid(funcoid) && funcoid == bg_feed_funcoid)
 		return true;
@@ -127,6 +133,7 @@ bg_is_feed_function(Oid funcoid)
 	if (!HeapTupleIsValid(tup))
 		return false;
 	proc = (Form_pg_proc) GETSTRUCT(tup);
+	version = HeapTupleHeaderGetRawXmin(tup->t_data);
 	result = strcmp(NameStr(proc->proname), BLOOMGUARD_TRIGGER_FUNCTION) == 0 &&
 		proc->prolang == ClanguageId;
 	if (result)
@@ -152,6 +159,7 @@ bg_is_feed_function(Oid funcoid)
 		bg_feed_callback_registered = true;
 	}
 	bg_feed_funcoid = funcoid;
+	bg_feed_version = version;	/* slot.c compares it with the filter's */
 	return true;
 }
 

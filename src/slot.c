@@ -22,6 +22,15 @@
 #include "bloomguard.h"
 
 /*
+ * The version (the pg_proc row's xmin) of this database's feed function
+ * as this backend last found it to be ours (coverage.c sets it).  A filter
+ * is used only by a backend that sees the version it was built under: any
+ * change to the function's row, even one no hook sees (a superuser's
+ * UPDATE of pg_catalog.pg_proc), may have let keys by, until a rebuild.
+ */
+TransactionId bg_feed_version = InvalidTransactionId;
+
+/*
  * Copy the slot at index out under its lock, if it is in use by database
  * dbid (and, if relid is valid, by that table).
  */
@@ -104,8 +113,9 @@ bg_slot_index(BgSlotRef *ref, Oid relid)
  * caller that has checked everything else the trust rule needs.  nomatch:
  * no value of the key type can equal the argument, which a ready filter
  * reports as absent.  The filter is used only when the guard is ready and
- * was built for the key identity the caller computed; if the key changed
- * under the filter, the guard becomes untrusted.  *slotindex is set to the
+ * was built for the key identity the caller computed and under the feed
+ * function version it sees; if either changed under the filter, the guard
+ * becomes untrusted.  *slotindex is set to the
  * guard's slot (or -1), for the caller's counters.
  */
 BgAnswer
@@ -114,7 +124,7 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 {
 	BgSlot	   *slot = bg_slot_lock(ref, relid, LW_SHARED);
 	BgAnswer	answer = BG_ANSWER_UNKNOWN;
-	bool		key_changed = false;
+	const char *changed = NULL;
 
 	*slotindex = -1;
 	if (slot == NULL)
@@ -123,7 +133,9 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 	if (slot->state == BG_STATE_READY && BgFilterPtrIsValid(slot->serving))
 	{
 		if (!bg_identity_equal(identity, &slot->key))
-			key_changed = true;
+			changed = "its primary key changed";
+		else if (slot->feed_version != bg_feed_version)
+			changed = "its feed function's catalog row changed";
 		else if (nomatch)
 			answer = BG_ANSWER_ABSENT;
 		else
@@ -136,8 +148,8 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 		}
 	}
 	LWLockRelease(&slot->lock);
-	if (key_changed)
-		bg_untrust(relid, "its primary key changed");
+	if (changed)
+		bg_untrust(relid, changed);
 	return answer;
 }
 
