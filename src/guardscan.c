@@ -74,7 +74,10 @@ typedef struct BgGuardScanState
 	bool		rescan;			/* the wrapped scan must start again */
 	bool		marked_skip;
 	int			slotindex;		/* the guard's slot, for counting */
-	bool		count_hits;		/* rows are source hits of "maybe" keys */
+	uint64		hits_left;		/* "maybe" keys whose row may still count found */
+	int64		pos;			/* rows the scan has moved forward past */
+	int64		hwm;			/* the most it has (each new row counts once) */
+	int64		markpos;		/* pos at the mark */
 	uint64		checks;			/* keys looked for (EXPLAIN ANALYZE) */
 	uint64		answered;		/* keys the filter called absent */
 } BgGuardScanState;
@@ -249,7 +252,7 @@ bg_guard_decide_array(BgGuardScanState *gs, Datum array, bool trusted)
 		elems[nkept++] = elems[i];
 	}
 	gs->skip = (nkept == 0);
-	gs->count_hits = trusted;
+	gs->hits_left = trusted ? nkept : 0;
 	prm->value = PointerGetDatum(construct_array(elems, nkept, gs->elemtype,
 												 gs->elmlen, gs->elmbyval,
 												 gs->elmalign));
@@ -273,7 +276,9 @@ bg_guard_decide(BgGuardScanState *gs)
 
 	gs->decided = true;
 	gs->skip = false;
-	gs->count_hits = false;
+	gs->hits_left = 0;
+	gs->pos = 0;
+	gs->hwm = 0;
 	if (gs->info == NULL)
 		return;
 	trusted = bg_guard_trusted(gs);
@@ -310,10 +315,35 @@ bg_guard_decide(BgGuardScanState *gs)
 			gs->skip = true;
 			break;
 		case BG_ANSWER_MAYBE:
-			gs->count_hits = true;
+			gs->hits_left = 1;
 			break;
 		case BG_ANSWER_UNKNOWN:
 			break;
+	}
+}
+
+/*
+ * A row of a "maybe" key was found: count it as a source hit, once per
+ * row.  Under a merge join (restore) or a scroll cursor (backward fetches)
+ * the wrapped scan returns rows again; only a row past the furthest point
+ * the scan has reached forward is new, and a key is unique, so hits never
+ * outnumber the keys that were looked up.
+ */
+static void
+bg_guard_count_row(BgGuardScanState *gs)
+{
+	if (!ScanDirectionIsForward(gs->css.ss.ps.state->es_direction))
+	{
+		gs->pos--;
+		return;
+	}
+	if (++gs->pos <= gs->hwm)
+		return;
+	gs->hwm = gs->pos;
+	if (gs->hits_left > 0 && gs->slotindex >= 0)
+	{
+		bg_slot_bump(gs->slotindex, BG_COUNT_SOURCE_HIT, 1);
+		gs->hits_left--;
 	}
 }
 
@@ -340,13 +370,7 @@ bg_exec_guard_scan(CustomScanState *node)
 	slot = ExecProcNode(gs->scan);
 	if (TupIsNull(slot))
 		return NULL;
-	if (gs->count_hits && gs->slotindex >= 0)
-	{
-		/* a key is unique: each row found is one "maybe" that was right */
-		bg_slot_bump(gs->slotindex, BG_COUNT_SOURCE_HIT, 1);
-		if (!gs->is_array)
-			gs->count_hits = false;
-	}
+	bg_guard_count_row(gs);
 	if (node->ss.ps.ps_ProjInfo)
 	{
 		/* the projection was compiled for the node's own (virtual) scan slot */
@@ -393,6 +417,7 @@ bg_mark_guard_scan(CustomScanState *node)
 	if (!gs->decided)
 		bg_guard_decide(gs);
 	gs->marked_skip = gs->skip;
+	gs->markpos = gs->pos;
 	if (!gs->skip)
 		ExecMarkPos(gs->scan);
 }
@@ -404,6 +429,7 @@ bg_restore_guard_scan(CustomScanState *node)
 	BgGuardScanState *gs = (BgGuardScanState *) node;
 
 	gs->skip = gs->marked_skip;
+	gs->pos = gs->markpos;
 	if (!gs->skip)
 		ExecRestrPos(gs->scan);
 }

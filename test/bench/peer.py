@@ -11,12 +11,14 @@ by the same enhanced double hashing the extension uses.
 
     peer.py build  PGPORT REDISPORT N            load the Redis filter
     peer.py run    PGPORT REDISPORT N VARIANT CLIENTS SECONDS TXNS SEED
-                   VARIANT: redis | guarded | plain
+                   VARIANT: redis | guarded | plain | path
                    TXNS > 0: that many lookups per client instead of SECONDS
 
 Prints one line of JSON.  Keys: h holds sha256(int8send(2g)) for g in
 1..N; lookups draw 80% absent keys sha256(int8send(2g+1)) and 20% present
-ones, and every answer is checked against what it must be.
+ones, and every answer is checked against what it must be.  The plain
+EXISTS runs with bloomguard.transparent off (redis, plain), or on, through
+the planner path, as an unchanged application's query would (path).
 """
 import hashlib
 import json
@@ -48,8 +50,9 @@ def positions(d, m, k):
     return out
 
 
-def pg_connect(port):
-    conn = psycopg2.connect(host="127.0.0.1", port=port, dbname=DB)
+def pg_connect(port, path=True):
+    options = "" if path else "-c bloomguard.transparent=off"
+    conn = psycopg2.connect(host="127.0.0.1", port=port, dbname=DB, options=options)
     conn.autocommit = True
     return conn
 
@@ -90,7 +93,7 @@ def build(pgport, rport, n):
 def worker(variant, pgport, rport, n, seconds, txns, seed, m, k, barrier, q):
     try:
         rnd = random.Random(seed)
-        conn = pg_connect(pgport)
+        conn = pg_connect(pgport, path=variant not in ("redis", "plain"))
         cur = conn.cursor()
         cur.execute("PREPARE pe(bytea) AS SELECT EXISTS (SELECT 1 FROM h WHERE k = $1)")
         cur.execute("PREPARE ge(bytea) AS SELECT guarded_exists('h', $1)")

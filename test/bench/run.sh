@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # bloomguard benchmark suite (issue 6).
 #
-#   test/bench/run.sh                 # full run, about 5 minutes on 2 cores
+#   test/bench/run.sh                 # full run, about 6 minutes on 2 cores
 #   BENCH_SMOKE=1 test/bench/run.sh   # tiny sizes, seconds (CI)
 #
 # Starts its own throwaway PostgreSQL cluster (and, for the peer comparison,
 # its own Redis), loads the data, takes every comparison side by side
-# (A and B interleaved over rounds, order alternating), prints a table of
-# medians and ratios, and writes test/bench/out/: results.md, results.csv,
-# lookups.png, fp.png, peer.png.  Exits non-zero if something is broken (a
-# wrong answer, a failed pgbench run, a definite negative that touched a
-# buffer); a performance goal that is missed is reported, not a failure.
+# (A and B interleaved over rounds, order alternating, or for the planner
+# path at the same time), prints a table of medians and ratios, and writes
+# test/bench/out/: results.md, results.csv, lookups.png, planner.png,
+# fp.png, peer.png.  Exits non-zero if something is broken (a wrong answer,
+# a failed pgbench run, a definite negative that touched a buffer); a
+# performance goal that is missed is reported, not a failure.
 #
 # As root it installs what is missing and re-runs itself as postgres; as
 # postgres (or any other user) it assumes everything is installed.
@@ -178,9 +179,7 @@ done
 [ "$pg_started" = 1 ] || { tail -20 "$tmp/pg.log" >&2; die "could not start PostgreSQL"; }
 say "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on port $PGPORT"
 
-# "plain" lookups are plain: the planner path is off unless a measurement
-# turns it on for its sessions (pgb_opts)
-export PGOPTIONS="-c client_min_messages=warning -c bloomguard.transparent=off"
+export PGOPTIONS="-c client_min_messages=warning"
 PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$tmp" -p "$PGPORT")
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE bench" >/dev/null
 sq() { "${PSQL[@]}" -d bench "$@"; }
@@ -226,7 +225,8 @@ le() { awk -v x="$1" -v t="$2" 'BEGIN {if (x == "nan" || x == "") print "n/a"; e
 order2() { if [ $(($1 % 2)) = 1 ]; then echo "$2 $3"; else echo "$3 $2"; fi; }
 
 # ---------------------------------------------------------------- data
-say "loading $ROWS bigint keys (t) and $ROWS sha256 keys (h)"
+BATCH=$((ROWS / 10))
+say "loading $ROWS bigint keys (t, app), $ROWS sha256 keys (h), two batches of $BATCH keys"
 sq >/dev/null <<EOF
 CREATE EXTENSION bloomguard;
 -- present keys are even numbers, absent keys the odd ones in between,
@@ -238,13 +238,29 @@ ALTER TABLE t ADD PRIMARY KEY (id);
 CREATE TABLE h (k bytea NOT NULL);
 INSERT INTO h SELECT sha256(int8send(2 * g)) FROM generate_series(1, $ROWS) g;
 ALTER TABLE h ADD PRIMARY KEY (k);
+-- an application's table for the planner path: the same keys, and a value
+CREATE TABLE app (id bigint NOT NULL, v int NOT NULL);
+INSERT INTO app SELECT 2 * g, g FROM generate_series(1, $ROWS) g;
+ALTER TABLE app ADD PRIMARY KEY (id);
+-- batches of keys to deduplicate against app (an anti-join): 80% of their
+-- keys already present, or 80% new; distinct, scattered over app
+CREATE TABLE batch_p80 AS
+SELECT CASE WHEN g % 5 = 0 THEN 2 * x + 1 ELSE 2 * x END AS id
+  FROM (SELECT g, (g * 7919::bigint) % $ROWS + 1 AS x FROM generate_series(1, $BATCH) g) s;
+CREATE TABLE batch_n80 AS
+SELECT CASE WHEN g % 5 = 0 THEN 2 * x ELSE 2 * x + 1 END AS id
+  FROM (SELECT g, (g * 7919::bigint) % $ROWS + 1 AS x FROM generate_series(1, $BATCH) g) s;
 VACUUM (ANALYZE) t;
 VACUUM (ANALYZE) h;
+VACUUM (ANALYZE) app;
+ANALYZE batch_p80;
+ANALYZE batch_n80;
 SELECT bloomguard_attach('t');
 SELECT bloomguard_attach('h');
+SELECT bloomguard_attach('app');
 EOF
 state=$(sq -c "SELECT string_agg(relation::text || '=' || state, ' ' ORDER BY relation::text) FROM bloomguard_health")
-[ "$state" = "h=ready t=ready" ] || die "guards not ready: $state"
+[ "$state" = "app=ready h=ready t=ready" ] || die "guards not ready: $state"
 
 # ---------------------------------------------------------------- correctness
 # guarded_exists must equal EXISTS on every key; a present key must never be 'absent'
@@ -307,7 +323,7 @@ pgb() {
 	local f=$1 dur out tps failed
 	if [ "$TXNS" -gt 0 ]; then dur="-t $TXNS"; else dur="-T ${2:-$DUR}"; fi
 	# shellcheck disable=SC2086
-	if ! out=$("$PG_BIN/pgbench" -h "$tmp" -p "$PGPORT" -n -M prepared -c "$CLIENTS" -j "$CLIENTS" $dur -f "$f" bench 2>&1); then
+	if ! out=$("$PG_BIN/pgbench" -h "$tmp" -p "$PGPORT" -n -M prepared -c "${PGB_CLIENTS:-$CLIENTS}" -j "${PGB_CLIENTS:-$CLIENTS}" $dur -f "$f" bench 2>&1); then
 		printf '%s\n' "$out" | grep -iE 'error|abort' | head -3 >&2
 		return 1
 	fi
@@ -320,21 +336,123 @@ pgb() {
 	[ -n "$tps" ] && [ "${failed:-0}" = 0 ] || return 1
 	echo "$tps"
 }
+# The same with the planner path off.  It would make the plain queries
+# guarded too: every plain baseline runs with it off (pgb_off, or SET).
+pgb_off() { PGOPTIONS="$PGOPTIONS -c bloomguard.transparent=off" pgb "$@"; }
 
-if [ "$TXNS" = 0 ]; then
+# A second of each script, with the path on and off, before a timed run.
+pgbench_warm() {
+	local f
+	[ "$TXNS" = 0 ] || return 0
 	say "warming up"
-	for f in "$sc"/*.sql; do pgb "$f" 1 >/dev/null || bad "pgbench warm-up $(basename "$f")"; done
-fi
+	for f in "$@"; do pgb "$f" 1 >/dev/null && pgb_off "$f" 1 >/dev/null || bad "pgbench warm-up $f"; done
+}
+pgbench_warm "$sc"/*.sql
 for r in $(seq 1 "$ROUNDS"); do
 	say "lookups round $r/$ROUNDS"
 	if tps=$(pgb "$sc/ceiling.sql"); then rec lookup ceiling select1 "$r" "$tps" lookups/s; else bad "pgbench SELECT 1 round $r"; fi
 	for w in $WORKLOADS; do
 		for v in $(order2 "$r" plain guarded); do
-			if tps=$(pgb "$sc/$w.$v.sql"); then
+			if tps=$([ "$v" = plain ] && pgb_off "$sc/$w.$v.sql" || pgb "$sc/$w.$v.sql"); then
 				rec lookup "$w" "$v" "$r" "$tps" lookups/s
 			else
 				bad "pgbench $w $v round $r"
 			fi
+		done
+	done
+done
+
+# ---------------------------------------------------------------- planner path (pgbench)
+# Unchanged application queries on app, prepared: through the planner path
+# (bloomguard.transparent on, the default) and without it (off, per session
+# through PGOPTIONS).  The two sides of each comparison run at the same
+# time, each with half the clients, so that both meet the same machine: on
+# a shared machine, runs one after the other see different loads.
+
+# pgb_pair A B: run the scripts A and B (a script "off:FILE" with the path
+# off) at the same time; prints "tpsA tpsB", or fails.
+pgb_pair() {
+	local half=$((CLIENTS > 1 ? CLIENTS / 2 : 1)) side pa pb
+	for side in a b; do
+		local spec=$1
+		shift
+		case $spec in
+		off:*) PGB_CLIENTS=$half pgb_off "${spec#off:}" >"$tmp/pair.$side" & ;;
+		*) PGB_CLIENTS=$half pgb "$spec" >"$tmp/pair.$side" & ;;
+		esac
+		eval "p$side=\$!"
+	done
+	wait "$pa" && wait "$pb" || return 1
+	echo "$(cat "$tmp/pair.a") $(cat "$tmp/pair.b")"
+}
+say "planner path: SELECT * / UPDATE ... WHERE id = \$1, path on vs off"
+mkdir -p "$sc/path"
+PATH_WORKLOADS="sel_miss sel_hit upd_miss"
+{ gen_set miss; echo 'SELECT * FROM app WHERE id = :id;'; } >"$sc/path/sel_miss.on.sql"
+{ gen_set hit; echo 'SELECT * FROM app WHERE id = :id;'; } >"$sc/path/sel_hit.on.sql"
+{ gen_set miss; echo 'UPDATE app SET v = v WHERE id = :id;'; } >"$sc/path/upd_miss.on.sql"
+for w in $PATH_WORKLOADS; do cp "$sc/path/$w.on.sql" "$sc/path/$w.off.sql"; done
+# the node must be in the plan, and answer absent keys from the filter
+plan=$(sq -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM app WHERE id = 3" | tr '\n' ' ')
+case $plan in
+*"Custom Scan (BloomGuard)"*"Answered by Filter: 1"*) ;;
+*) bad "planner path: no BloomGuard node answering SELECT * FROM app WHERE id = 3: $plan" ;;
+esac
+pgbench_warm "$sc"/path/*.on.sql
+for r in $(seq 1 "$ROUNDS"); do
+	say "planner path round $r/$ROUNDS"
+	for w in $PATH_WORKLOADS; do
+		if tps=$(pgb_pair "off:$sc/path/$w.off.sql" "$sc/path/$w.on.sql"); then
+			rec path "$w" off "$r" "${tps% *}" statements/s
+			rec path "$w" on "$r" "${tps#* }" statements/s
+		else
+			bad "pgbench path $w round $r"
+		fi
+	done
+	if tps=$(pgb_pair "$sc/ceiling.sql" "$sc/path/sel_miss.on.sql"); then
+		rec path ceiling select1 "$r" "${tps% *}" lookups/s
+		rec path sel_miss on.with_ceiling "$r" "${tps#* }" statements/s
+	else
+		bad "pgbench path SELECT 1 round $r"
+	fi
+done
+# no UPDATE of an absent key may have changed anything
+n=$(sq -c "SELECT count(*) FROM app WHERE id % 2 = 1 OR v <> id / 2")
+[ "$n" = 0 ] || bad "planner path: $n rows of app changed by UPDATEs of absent keys"
+
+# ---------------------------------------------------------------- anti-join dedup
+# SELECT count(*) FROM batch WHERE NOT EXISTS (SELECT 1 FROM app WHERE
+# app.id = batch.id): the dedup step of INSERT ... SELECT ... WHERE NOT
+# EXISTS, timed by psql in a fresh session each.  path: the path on, a
+# nested loop over app's key (hash and merge joins off, so that the inner
+# index scan is rescanned per key); nestloop: the same plan with the path
+# off; best: the path off and the plan the planner picks by itself.
+say "anti-join dedup: $BATCH keys against $ROWS rows"
+declare -A AJ_PLAN
+NL="SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_memoize = off;"
+ajsql() { echo "SELECT count(*) FROM $1 b WHERE NOT EXISTS (SELECT 1 FROM app WHERE app.id = b.id)"; }
+ajset() { # variant -> settings
+	case $1 in
+	path) echo "$NL" ;;
+	nestloop) echo "$NL SET bloomguard.transparent = off;" ;;
+	best) echo "SET bloomguard.transparent = off;" ;;
+	esac
+}
+for b in p80 n80; do
+	want=$(sq -c "$(ajset best)" -c "$(ajsql "batch_$b")")
+	AJ_PLAN[$b]=$(sq -c "$(ajset best)" -c "EXPLAIN (COSTS OFF) $(ajsql "batch_$b")" | sed -n 2p | sed 's/^ *//; s/^-> *//')
+	for r in $(seq 1 "$ROUNDS"); do
+		case $((r % 3)) in
+		1) order="path nestloop best" ;;
+		2) order="nestloop best path" ;;
+		0) order="best path nestloop" ;;
+		esac
+		for v in $order; do
+			out=$(sq -c "$(ajset "$v")" -c '\timing on' -c "$(ajsql "batch_$b")")
+			n=$(printf '%s\n' "$out" | head -1)
+			ms=$(printf '%s\n' "$out" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
+			[ "$n" = "$want" ] || bad "anti-join $b $v: $n new keys, expected $want"
+			rec antijoin "$b" "$v" "$r" "$ms" ms
 		done
 	done
 done
@@ -356,8 +474,8 @@ loopsql() { # type kind variant
 	key=$(loopkey "$2")
 	[ "$1" = bytea ] && key="sha256(int8send($key))"
 	case "$1.$3" in
-	int.plain) echo "SELECT count(*) FILTER (WHERE (SELECT EXISTS (SELECT 1 FROM t WHERE id = $key))) FROM generate_series(1, $CALLS) g" ;;
-	bytea.plain) echo "SELECT count(*) FILTER (WHERE (SELECT EXISTS (SELECT 1 FROM h WHERE k = $key))) FROM generate_series(1, $CALLS) g" ;;
+	int.plain) echo "SET bloomguard.transparent = off; SELECT count(*) FILTER (WHERE (SELECT EXISTS (SELECT 1 FROM t WHERE id = $key))) FROM generate_series(1, $CALLS) g" ;;
+	bytea.plain) echo "SET bloomguard.transparent = off; SELECT count(*) FILTER (WHERE (SELECT EXISTS (SELECT 1 FROM h WHERE k = $key))) FROM generate_series(1, $CALLS) g" ;;
 	int.guarded) echo "SELECT count(*) FILTER (WHERE guarded_exists('t', $key)) FROM generate_series(1, $CALLS) g" ;;
 	bytea.guarded) echo "SELECT count(*) FILTER (WHERE guarded_exists('h', $key)) FROM generate_series(1, $CALLS) g" ;;
 	int.none) echo "SELECT count(*) FILTER (WHERE $key > 0) FROM generate_series(1, $CALLS) g" ;;
@@ -380,6 +498,60 @@ for r in $(seq 1 "$ROUNDS"); do
 		done
 	done
 done
+# The planner path the same way: two identical PL/pgSQL functions run
+# SELECT * FROM app WHERE id = k for CALLS keys, each statement an execution
+# of the function's cached generic plan, as a prepared statement's would
+# be; path_loop_off's plan is made with the path off.  One session runs
+# every round, the two sides one right after the other (order alternating),
+# so that both meet the same load of a shared machine.
+for side in on off; do
+	sq >/dev/null <<EOF
+CREATE FUNCTION path_loop_$side(n int, odd int) RETURNS int LANGUAGE plpgsql AS \$\$
+DECLARE
+    r record;
+    n_found int := 0;
+BEGIN
+    FOR g IN 1 .. n LOOP
+        SELECT * INTO r FROM app WHERE id = $(loopkey hit) + odd;
+        IF FOUND THEN
+            n_found := n_found + 1;
+        END IF;
+    END LOOP;
+    RETURN n_found;
+END \$\$;
+EOF
+done
+sq -F ' ' >"$tmp/pathloop.out" <<EOF
+SET plan_cache_mode = force_generic_plan;
+SET bloomguard.transparent = off;
+SELECT path_loop_off(1, 1) >= 0 AS primed;
+RESET bloomguard.transparent;
+SELECT path_loop_on(1, 1) >= 0 AS primed;
+CREATE FUNCTION pg_temp.rounds(n int, rounds int)
+RETURNS TABLE (r int, kind text, side text, us float8, n_found int) LANGUAGE plpgsql AS \$\$
+DECLARE
+    t0 timestamptz;
+BEGIN
+    FOR i IN 1 .. rounds LOOP
+        r := i;
+        FOREACH kind IN ARRAY ARRAY['miss', 'hit'] LOOP
+            FOREACH side IN ARRAY CASE WHEN r % 2 = 1 THEN ARRAY['off', 'on'] ELSE ARRAY['on', 'off'] END LOOP
+                t0 := clock_timestamp();
+                EXECUTE format('SELECT path_loop_%s(\$1, \$2)', side) INTO n_found USING n, CASE WHEN kind = 'miss' THEN 1 ELSE 0 END;
+                us := extract(epoch FROM clock_timestamp() - t0) * 1e6 / n;
+                RETURN NEXT;
+            END LOOP;
+        END LOOP;
+    END LOOP;
+END \$\$;
+SELECT * FROM pg_temp.rounds($CALLS, $ROUNDS);
+EOF
+while read -r r kind side us n; do
+	[ "$r" = t ] && continue
+	want=$([ "$kind" = hit ] && echo "$CALLS" || echo 0)
+	[ "$n" = "$want" ] || bad "server-side loop path $kind $side: found $n of $CALLS keys, expected $want"
+	rec loop "path_$kind" "$side" "$r" "$us" us/statement
+done <"$tmp/pathloop.out"
 
 # ---------------------------------------------------------------- buffers
 # Shared buffers touched per lookup, from EXPLAIN (ANALYZE, BUFFERS) of one
@@ -422,6 +594,7 @@ INSERT INTO keys SELECT 'bytea_neg', array_agg(x) FROM keys, unnest(ids) x
 EOF
 	for ty in int bytea; do
 		for v in plain guarded; do
+			echo "SET bloomguard.transparent = $([ "$v" = plain ] && echo off || echo on);"
 			echo "SELECT pg_temp.bufs($(lit "$(qsql $ty $v)"), ids[1:20]) >= 0 FROM keys WHERE kind = 'hit';"
 		done
 	done
@@ -430,6 +603,7 @@ EOF
 			k=$kind
 			[ "$kind" = neg ] && k=${ty}_neg
 			for v in plain guarded; do
+				echo "SET bloomguard.transparent = $([ "$v" = plain ] && echo off || echo on);"
 				echo "SELECT '$ty', '$kind', '$v', cardinality(ids), pg_temp.bufs($(lit "$(qsql $ty $v)"), ids) FROM keys WHERE kind = '$k';"
 			done
 		done
@@ -507,7 +681,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 state=$(sq -c "SELECT string_agg(relation::text || '=' || state, ' ' ORDER BY relation::text) FROM bloomguard_health")
-[ "$state" = "h=ready t=ready" ] || bad "guards not ready after rebuild: $state"
+[ "$state" = "app=ready h=ready t=ready" ] || bad "guards not ready after rebuild: $state"
 
 # ---------------------------------------------------------------- partitioned tables
 bench_partitions_measure
@@ -574,10 +748,11 @@ if [ -z "$peer_note" ]; then
 	rec peer filter bytes 1 "$pbytes" bytes
 	rec peer filter redis_used_memory 1 "$pused" bytes
 	for r in $(seq 1 "$ROUNDS"); do
-		case $((r % 3)) in
-		1) order="redis guarded plain" ;;
-		2) order="guarded plain redis" ;;
-		0) order="plain redis guarded" ;;
+		case $((r % 4)) in
+		1) order="redis guarded plain path" ;;
+		2) order="guarded plain path redis" ;;
+		3) order="plain path redis guarded" ;;
+		0) order="path redis guarded plain" ;;
 		esac
 		for v in $order; do
 			if ! res=$("$PY" "$here/peer.py" run "$PGPORT" "$RPORT" "$ROWS" "$v" "$CLIENTS" "$DUR" "$TXNS" "$r"); then
@@ -595,9 +770,62 @@ if [ -z "$peer_note" ]; then
 	redis_pid=""
 fi
 
+health=$(sq -c "SELECT relation, status, load, round(theoretical_fp::numeric, 6), checks, shortcuts, source_lookups, source_hits, fallbacks FROM bloomguard_health ORDER BY 1" | tr '|' ' ')
+
+# ---------------------------------------------------------------- evicted pages
+# A table far larger than shared buffers, its pages evicted: restart the
+# cluster with a small shared_buffers (the background worker rebuilds the
+# filters), then count the shared buffers (hit + read) that absent-key
+# lookups touch, from EXPLAIN (ANALYZE, BUFFERS): through the planner path
+# and with it off.  Read only after the restart: nothing of app is cached.
+EVICT_SB=8MB
+say "evicted pages: restart with shared_buffers = $EVICT_SB"
+"$PG_BIN/pg_ctl" -D "$tmp/data" -l "$tmp/pg.log" -w -t 60 -o "-c shared_buffers=$EVICT_SB" restart >/dev/null 2>&1 ||
+	die "could not restart PostgreSQL with shared_buffers = $EVICT_SB"
+for i in $(seq 1 600); do
+	[ "$(sq -c "SELECT state FROM bloomguard_health WHERE relation = 'app'::regclass")" = ready ] && break
+	sleep 0.1
+done
+[ "$(sq -c "SELECT state FROM bloomguard_health WHERE relation = 'app'::regclass")" = ready ] ||
+	bad "evicted pages: the worker did not rebuild app's filter after the restart"
+sq -F ' ' >"$tmp/evict.out" <<EOF
+CREATE FUNCTION pg_temp.bufs(ids bigint[], OUT hit float8, OUT read float8) LANGUAGE plpgsql AS \$\$
+DECLARE j json; i bigint;
+BEGIN
+    hit := 0; read := 0;
+    FOREACH i IN ARRAY ids LOOP
+        EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM app WHERE id = \$1' USING i INTO j;
+        hit := hit + (j->0->'Plan'->>'Shared Hit Blocks')::bigint;
+        read := read + (j->0->'Plan'->>'Shared Read Blocks')::bigint;
+    END LOOP;
+    hit := hit / greatest(cardinality(ids), 1);
+    read := read / greatest(cardinality(ids), 1);
+END \$\$;
+CREATE TEMP TABLE keys AS
+SELECT array_agg(x) AS ids FROM (SELECT 2 * (1 + floor(random() * $ROWS))::bigint + 1 AS x FROM generate_series(1, $BUFKEYS)) s
+ WHERE bloomguard_check('app', x) = 'absent';
+SELECT 'path', cardinality(ids), b.* FROM keys, pg_temp.bufs(ids) b;
+SET bloomguard.transparent = off;
+SELECT 'off', cardinality(ids), b.* FROM keys, pg_temp.bufs(ids) b;
+SELECT 'sizes', pg_relation_size('app') + pg_relation_size('app_pkey'), pg_size_bytes(current_setting('shared_buffers')), 0;
+EOF
+while read -r v n hit read; do
+	if [ "$v" = sizes ]; then
+		rec evict app bytes 1 "$n" bytes
+		rec evict shared_buffers bytes 1 "$hit" bytes
+		continue
+	fi
+	rec evict "$v" hit 1 "$hit" buffers/lookup
+	rec evict "$v" read 1 "$read" buffers/lookup
+	rec evict "$v" keys 1 "$n" keys
+done <"$tmp/evict.out"
+[ "$(med evict path hit)" = 0 ] && [ "$(med evict path read)" = 0 ] ||
+	bad "evicted pages: the planner path touched $(med evict path hit) + $(med evict path read) buffers per definite negative (must be 0)"
+[ "$(calc "$(med evict off read) > 0")" = 1 ] ||
+	bad "evicted pages: the plain lookups read no page ($(med evict off read)): were they evicted?"
+
 # ---------------------------------------------------------------- report
 say "writing results"
-health=$(sq -c "SELECT relation, status, load, round(theoretical_fp::numeric, 6), checks, shortcuts, source_lookups, source_hits, fallbacks FROM bloomguard_health ORDER BY 1" | tr '|' ' ')
 pgver=$("$PG_BIN/postgres" --version | awk '{print $3}')
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 memg=$(awk '/^MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo)
@@ -630,6 +858,31 @@ for ty in int bytea; do
 		fi
 	done
 done
+ceil_p=$(med path ceiling select1)
+row "SELECT 1 ceiling (planner path rounds)" "$(f0 "$ceil_p") lookups/s" "" "" "" ""
+for w in $PATH_WORKLOADS; do
+	off=$(med path "$w" off) on=$(med path "$w" on) x=$(rmed path "$w" on "$w" off)
+	case $w in
+	sel_miss) label="planner path: SELECT * FROM app WHERE id = \$1, absent keys, path off vs on" goal="≥ 1.2×" verdict=$(ge "$x" 1.2) ;;
+	sel_hit) label="planner path: SELECT * FROM app WHERE id = \$1, present keys, path off vs on" goal="≥ 0.98×" verdict=$(ge "$x" 0.98) ;;
+	upd_miss) label="planner path: UPDATE app SET v = v WHERE id = \$1, absent keys, path off vs on" goal="" verdict="" ;;
+	esac
+	row "$label" "$(f0 "$off") statements/s" "$(f0 "$on") statements/s" "$(rfx path "$w" on "$w" off)" "$goal" "$verdict"
+	if [ "$w" = sel_miss ]; then
+		xc=$(rmed path sel_miss on.with_ceiling ceiling select1)
+		row "planner path: absent keys, SELECT 1 ceiling vs SELECT * through the path" "$(f0 "$ceil_p") lookups/s" "$(f0 "$(med path sel_miss on.with_ceiling)") statements/s" "$(rfx path sel_miss on.with_ceiling ceiling select1)" "≥ 0.88×" "$(ge "$xc" 0.88)"
+	fi
+done
+for b in p80 n80; do
+	name=$([ $b = p80 ] && echo "80% present" || echo "80% new")
+	pt=$(med antijoin "$b" path) nl=$(med antijoin "$b" nestloop) be=$(med antijoin "$b" best)
+	row "anti-join dedup of $BATCH keys ($name) against $ROWS rows, nested loop, path off vs on (ratio = off / on time)" "$(f0 "$nl") ms" "$(f0 "$pt") ms" "$(rfx antijoin "$b" nestloop "$b" path)" "" ""
+	row "anti-join dedup of $BATCH keys ($name): the planner's plan without the path (${AJ_PLAN[$b]}) vs the path's nested loop (ratio = off / on time)" "$(f0 "$be") ms" "$(f0 "$pt") ms" "$(rfx antijoin "$b" best "$b" path)" "" ""
+done
+ph=$(med evict path hit) pr=$(med evict path read) oh=$(med evict off hit) or=$(med evict off read)
+evict_what="app ($(f0 "$(calc "$(med evict app bytes) / 1048576")") MB with its key) after a restart with shared_buffers $EVICT_SB, $(f0 "$(med evict path keys)") keys"
+row "evicted pages: shared buffers (hit + read) per definite negative, $evict_what: path off vs on" "$(f2 "$(calc "$oh + $or")")" "$(f2 "$(calc "$ph + $pr")")" "" "0" "$([ "$(calc "$ph + $pr")" = 0 ] && echo met || echo MISSED)"
+row "evicted pages: of those, read into shared buffers, per definite negative" "$(f2 "$or")" "$(f2 "$pr")" "" "" ""
 for ty in int bytea; do
 	name=$([ $ty = int ] && echo bigint || echo "sha256 bytea")
 	for kind in miss hit; do
@@ -637,6 +890,10 @@ for ty in int bytea; do
 		row "$name $kind, server-side loop (µs per call; ratio = plain / guarded time)" "$(f2 "$p") µs" "$(f2 "$g") µs" "$(rfx loop "${ty}_$kind" plain "${ty}_$kind" guarded)" "" ""
 	done
 	row "$name server-side loop overhead without any lookup (key expression only)" "$(f2 "$(med loop "${ty}_none" none)") µs" "" "" "" ""
+done
+for kind in miss hit; do
+	p=$(med loop "path_$kind" off) g=$(med loop "path_$kind" on)
+	row "planner path $kind, server-side loop of SELECT * FROM app WHERE id = k (µs per statement; ratio = off / on time)" "$(f2 "$p") µs" "$(f2 "$g") µs" "$(rfx loop "path_$kind" off "path_$kind" on)" "" ""
 done
 for ty in int bytea; do
 	name=$([ $ty = int ] && echo bigint || echo "sha256 bytea")
@@ -697,6 +954,9 @@ if [ -z "$peer_note" ]; then
 	asked=$(med peer mix redis.asked_pg)
 	row "peer, 80/20 mix from Python: Redis filter then PostgreSQL vs guarded_exists" "$(f0 "$rd") lookups/s" "$(f0 "$g") lookups/s" "$(rfx peer mix guarded mix redis)" "" ""
 	row "peer, 80/20 mix from Python: plain EXISTS vs guarded_exists" "$(f0 "$p") lookups/s" "$(f0 "$g") lookups/s" "$(rfx peer mix guarded mix plain)" "" ""
+	pa=$(med peer mix path)
+	row "peer, 80/20 mix from Python: Redis filter then PostgreSQL vs the same EXISTS through the planner path" "$(f0 "$rd") lookups/s" "$(f0 "$pa") lookups/s" "$(rfx peer mix path mix redis)" "" ""
+	row "peer, 80/20 mix from Python: plain EXISTS, planner path off vs on" "$(f0 "$p") lookups/s" "$(f0 "$pa") lookups/s" "$(rfx peer mix path mix plain)" "" ""
 	row "peer: Redis filter size (string) vs guard memory_bytes on h" "$(f0 "$(med peer filter bytes)") B" "$(f0 "$(med memory h memory_bytes)") B" "" "" ""
 else
 	row "peer (Redis)" "$peer_note" "" "" "" ""
@@ -717,7 +977,10 @@ if command -v gnuplot >/dev/null; then
 			printf '%s %s %s %s\n' "$([ $ty = int ] && echo bigint || echo bytea)-$sh" "$(med lookup "$w" plain)" "$(med lookup "$w" guarded)" "$ceil"
 		done
 	done >"$tmp/lookups.dat"
-	cp "$tmp/lookups.dat" "$tmp/fp.dat" "$tmp/fp_rounds.dat" "$OUT/"
+	for w in $PATH_WORKLOADS; do
+		printf '%s %s %s %s\n' "$w" "$(med path "$w" off)" "$(med path "$w" on)" "$ceil_p"
+	done >"$tmp/planner.dat"
+	cp "$tmp/lookups.dat" "$tmp/planner.dat" "$tmp/fp.dat" "$tmp/fp_rounds.dat" "$OUT/"
 	{
 		cat <<EOF
 set terminal pngcairo size 960,540 font ",10" noenhanced
@@ -733,6 +996,12 @@ set grid ytics
 set key outside bottom center horizontal
 plot '$OUT/lookups.dat' using 2:xtic(1) title 'plain EXISTS' lc rgb '#888888', \
      '' using 3 title 'guarded_exists' lc rgb '#2a7ab0', \
+     '' using 4 title 'SELECT 1 ceiling' lc rgb '#e0a030'
+set output '$OUT/planner.png'
+set title "Unchanged queries on app through the planner path: statements/s, median of $ROUNDS rounds, $CLIENTS clients, $ROWS keys, pgbench -M prepared"
+set ylabel "statements/s"
+plot '$OUT/planner.dat' using 2:xtic(1) title 'bloomguard.transparent off' lc rgb '#888888', \
+     '' using 3 title 'planner path (on)' lc rgb '#2a7ab0', \
      '' using 4 title 'SELECT 1 ceiling' lc rgb '#e0a030'
 set output '$OUT/fp.png'
 set title "False-positive rate vs load: capacity $acc_cap, target $acc_er, m = $acc_bits bits, k = $acc_hashes"
@@ -755,8 +1024,8 @@ plot f(x) with lines lw 2 lc rgb '#2a7ab0' title 'theoretical (1 - exp(-k n / m)
      '$OUT/fp_rounds.dat' using 1:2 with points pt 1 lc rgb '#000000' title 'measured (per round)'
 EOF
 		if [ -z "$peer_note" ]; then
-			printf '"plain EXISTS" %s\n"Redis filter + EXISTS" %s\n"guarded_exists" %s\n' \
-				"$(med peer mix plain)" "$(med peer mix redis)" "$(med peer mix guarded)" >"$OUT/peer.dat"
+			printf '"plain EXISTS" %s\n"Redis filter + EXISTS" %s\n"guarded_exists" %s\n"EXISTS, planner path" %s\n' \
+				"$(med peer mix plain)" "$(med peer mix redis)" "$(med peer mix guarded)" "$(med peer mix path)" >"$OUT/peer.dat"
 			cat <<EOF
 unset logscale y
 set format y "%g"
@@ -801,6 +1070,11 @@ fi
 	echo "- Rebuild: bloomguard_rebuild() against SELECT count(*) with index scans off (a sequential scan), on the same table, in fresh sessions."
 	echo "- Accuracy: a fresh table per round attached with capacity $ACC_CAP, filled to each load through the trigger, then bloomguard_probe($PROBES); the measured rate pools all rounds (each a new hash seed)."
 	echo "- Memory: memory_bytes and bits from bloomguard_health; pg_relation_size of the primary key index and of the table (which holds only the keys)."
+	echo "- Every plain (baseline) query runs with bloomguard.transparent off (PGOPTIONS or SET), so that it does not take the planner path."
+	echo "- Planner path: app(id bigint PRIMARY KEY, v int) holds the same even keys as t. pgbench -M prepared runs the unchanged statements SELECT * FROM app WHERE id = :id and UPDATE app SET v = v WHERE id = :id with bloomguard.transparent off (PGOPTIONS) and on (the default) at the same time, each side with half the clients, so that both meet the same load; the ceiling comparison runs SELECT 1 beside the path's absent-key SELECT the same way. $ROUNDS rounds; the ratio is the median of the per-round ratios."
+	echo "- Anti-join dedup: SELECT count(*) FROM batch b WHERE NOT EXISTS (SELECT 1 FROM app WHERE app.id = b.id) for a batch of $BATCH distinct keys, 80% present or 80% new, timed by psql in a fresh session, rounds interleaved: the path's nested loop (hash and merge joins and memoize off), the same nested loop with the path off, and the plan the planner picks without the path. The ratio is the baseline time over the path's time (higher is better)."
+	echo "- Planner path, server-side loop: two identical PL/pgSQL functions run SELECT * INTO r FROM app WHERE id = k for $CALLS keys, each statement an execution of the function's cached generic plan, as a prepared statement's would be, without the client; one function's plan was made with the path off. One session runs all rounds, the two sides right after each other, order alternating."
+	echo "- Evicted pages: at the end, the cluster is restarted with shared_buffers = $EVICT_SB; once the background worker has rebuilt the filters, EXPLAIN (ANALYZE, BUFFERS) of SELECT * FROM app WHERE id = \$1 for absent keys the filter calls absent, through the path and then with it off: shared hit + read of the top plan node per key."
 	echo
 	echo "## Peer: a Redis filter in front of PostgreSQL"
 	echo
@@ -821,6 +1095,8 @@ fi
 	echo
 	if [ -z "$plot_note" ]; then
 		echo "![lookups/s per workload](lookups.png)"
+		echo
+		echo "![planner path: statements/s per workload](planner.png)"
 		echo
 		echo "![false-positive rate vs load](fp.png)"
 		[ -z "$peer_note" ] && { echo; echo "![peer comparison](peer.png)"; }
