@@ -292,6 +292,8 @@ bg_guard_decide(BgGuardScanState *gs)
 		/* a NULL key equals no row; an = ANY (NULL) finds none */
 		if (isnull)
 		{
+			if (gs->is_array)
+				gs->css.ss.ps.state->es_param_exec_vals[gs->paramid].isnull = true;
 			gs->skip = true;
 			return;
 		}

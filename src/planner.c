@@ -101,6 +101,7 @@ bg_key_equality(IndexOptInfo *index, IndexClause *iclause, const BgKeyColumn *co
 		Node	   *clause = (Node *) rinfo->clause;
 		Node	   *other = NULL;
 		Oid			opno;
+		BgArgConv	conv;
 
 		if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
 		{
@@ -131,9 +132,14 @@ bg_key_equality(IndexOptInfo *index, IndexClause *iclause, const BgKeyColumn *co
 		if (get_op_opfamily_strategy(opno, index->opfamily[iclause->indexcol]) !=
 			BTEqualStrategyNumber)
 			continue;
-		/* the value must convert to the key the way guarded_exists' does */
-		if (bg_classify_arg(*is_array ? get_element_type(exprType(other)) :
-							exprType(other), col) == BG_ARG_SQL)
+		/*
+		 * The value must convert to the key the way guarded_exists' does,
+		 * in C (an unknown-type value would need its input function: the
+		 * index scan has a typed one).
+		 */
+		conv = bg_classify_arg(*is_array ? get_element_type(exprType(other)) :
+							   exprType(other), col);
+		if (conv == BG_ARG_SQL || conv == BG_ARG_INPUT)
 			continue;
 		*value = other;
 		return true;
