@@ -148,8 +148,10 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || gs->values == NIL)
 		return;
 
-	gs->keycxt = AllocSetContextCreate(estate->es_query_cxt, "bloomguard keys",
-									   ALLOCSET_SMALL_SIZES);
+	/* the surviving elements of an = ANY array, made again per rescan */
+	if (gs->is_array)
+		gs->keycxt = AllocSetContextCreate(estate->es_query_cxt, "bloomguard keys",
+										   ALLOCSET_SMALL_SIZES);
 	gs->info = bg_keyinfo_acquire(gs->rel);
 	if (gs->info->desc == NULL || !gs->info->desc->hashable ||
 		list_length(cscan->custom_exprs) != gs->info->desc->nkeys)
