@@ -6,6 +6,8 @@ OBJS = \
 	src/filter.o \
 	src/shmem.o \
 	src/slot.o \
+	src/wal.o \
+	src/feed.o \
 	src/registry.o \
 	src/pending.o \
 	src/statement.o \
@@ -30,7 +32,7 @@ PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 REGRESS = attach types writepaths lookup security errors health coverage hardening upgrade
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
-ISOLATION = attach_race rebuild_race attach_deadlock
+ISOLATION = attach_race rebuild_race attach_deadlock feed_buffer
 ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
 
 TAP_TESTS = 1

@@ -15,6 +15,7 @@
 #define BLOOMGUARD_H
 
 #include "access/attnum.h"
+#include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "storage/lwlock.h"
@@ -27,6 +28,14 @@
 #define BLOOMGUARD_TRIGGER_NAME		"bloomguard"
 #define BLOOMGUARD_TRIGGER_FUNCTION	"bloomguard_trigger"
 #define BLOOMGUARD_REGISTRY_TABLE	"bloomguard_guards"
+
+/*
+ * bloomguard's custom WAL resource manager.  The id is one that
+ * https://wiki.postgresql.org/wiki/CustomWALResourceManagers does not
+ * list (128 is for experiments); README says which.
+ */
+#define BG_RMGR_ID					188
+#define BG_RMGR_NAME				"bloomguard"
 
 /* settings: defaults and limits */
 #define BG_MAX_MEMORY_DEFAULT		128		/* MB */
@@ -55,6 +64,7 @@ extern double bg_default_error_rate;
 extern int	bg_maintenance_interval;
 extern bool bg_auto_rebuild;
 extern bool bg_background_worker;
+extern bool bg_wal_log;
 
 /* A filter's place in the filter pool (shmem.c): an offset, 0 for none. */
 typedef uint64 BgFilterPtr;
@@ -239,7 +249,9 @@ extern void bg_require_loaded(void);
 extern bool bg_loaded(void);
 extern int	bg_slot_count(void);
 extern BgSlot *bg_slot(int index);
+extern bool bg_slot_find_in(Oid dbid, Oid relid, BgSlotRef *ref);
 extern bool bg_slot_find(Oid relid, BgSlotRef *ref);
+extern BgSlot *bg_slot_lock_in(BgSlotRef *ref, Oid dbid, Oid relid, LWLockMode mode);
 extern BgSlot *bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode);
 extern int	bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state);
 extern void bg_slot_release(Oid dbid, Oid relid);
@@ -263,11 +275,38 @@ extern int	bg_slot_index(BgSlotRef *ref, Oid relid);
 extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 							const uint64 *colhashes, int nkeys, bool nomatch,
 							int *slotindex);
-extern void bg_slot_feed(BgSlotRef *ref, Oid relid, const uint64 *colhashes,
-						 int nkeys, bool key_unchanged);
+extern bool bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, int ncols,
+							   const uint64 *keys, int nkeys,
+							   const uint64 *moved, int nmoved);
 extern bool bg_slot_probe(Oid relid, int32 n, uint64 *hits, BgState *state);
+extern void bg_untrust_in(Oid dbid, Oid relid, const char *why);
 extern void bg_untrust(Oid relid, const char *why);
+extern void bg_untrust_database(Oid dbid, const char *why);
+extern void bg_untrust_all(const char *why);
 extern void bg_note_error(Oid relid, const char *why, bool *changed);
+
+/* wal.c */
+extern void bg_wal_init(void);
+extern void bg_wal_log_assign(bool newval, void *extra);
+extern void bg_wal_sync(void);
+extern void bg_wal_heartbeat(void);
+extern void bg_wal_log_keys(Oid relid, int ncols, const uint64 *keys, int nkeys,
+							const uint64 *moved, int nmoved);
+extern void bg_wal_log_untrust(Oid relid, const char *why);
+extern void bg_wal_log_forget(Oid dbid, Oid relid);
+extern void bg_wal_untrust(Oid relid, const char *why);
+extern bool bg_wal_standby_trusts(void);
+extern const char *bg_wal_standby_why_not(void);
+extern bool bg_wal_begin_standby_build(void);
+extern void bg_wal_end_standby_build(void);
+extern void bg_wal_loaded(XLogRecPtr lsn);
+extern bool bg_wal_standby_saveable(void);
+
+/* feed.c */
+extern void bg_feed_init(void);
+extern void bg_feed_add(Relation rel, const uint64 *colhashes, int ncols, bool moved);
+extern void bg_feed_flush_rel(Oid relid);
+extern void bg_feed_flush_all(void);
 
 /* pending.c */
 extern void bg_pending_init(void);
@@ -340,6 +379,7 @@ typedef struct BgBuildState
 } BgBuildState;
 
 extern void bg_check_guardable(Relation rel);
+extern void bg_check_not_in_recovery(void);
 extern void bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 						   uint64 capacity, double error_rate, BgBuildState *bs);
 extern void bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs);

@@ -19,7 +19,7 @@
  *
  * This file, slot.c and build.c are the only ones that touch a slot's
  * fields, under the locking rules below.  Everyone else goes through
- * slot.c: bg_slot_ask() for a lookup, bg_slot_feed() for the trigger,
+ * slot.c: bg_slot_ask() for a lookup, bg_slot_feed_batch() for a flush,
  * bg_slot_copy() for a consistent copy of a slot's numbers (the way
  * pg_stat_statements copies an entry).
  *
@@ -253,28 +253,35 @@ bg_slot_search(Oid dbid, Oid relid)
 	return -1;
 }
 
-/* Look up the slot of a table in this database; fills *ref. */
+/* Look up the slot of a table of database dbid; fills *ref. */
 bool
-bg_slot_find(Oid relid, BgSlotRef *ref)
+bg_slot_find_in(Oid dbid, Oid relid, BgSlotRef *ref)
 {
 	int			index;
 
 	bg_require_loaded();
 	LWLockAcquire(bg_shared->lock, LW_SHARED);
 	ref->epoch = pg_atomic_read_u64(&bg_shared->epoch);
-	index = bg_slot_search(MyDatabaseId, relid);
+	index = bg_slot_search(dbid, relid);
 	ref->index = index;
 	ref->incarnation = index >= 0 ? bg_shared->slots[index].incarnation : 0;
 	LWLockRelease(bg_shared->lock);
 	return index >= 0;
 }
 
+/* Look up the slot of a table in this database; fills *ref. */
+bool
+bg_slot_find(Oid relid, BgSlotRef *ref)
+{
+	return bg_slot_find_in(MyDatabaseId, relid, ref);
+}
+
 /*
- * Return the slot of a table locked in the given mode, or NULL if the
- * table has none.  *ref caches the search between calls.
+ * Return the slot of a table of database dbid locked in the given mode, or
+ * NULL if the table has none.  *ref caches the search between calls.
  */
 BgSlot *
-bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
+bg_slot_lock_in(BgSlotRef *ref, Oid dbid, Oid relid, LWLockMode mode)
 {
 	for (;;)
 	{
@@ -285,7 +292,7 @@ bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
 			LWLockAcquire(&slot->lock, mode);
 			if (slot->incarnation == ref->incarnation &&
 				slot->state != BG_STATE_FREE &&
-				slot->relid == relid && slot->dbid == MyDatabaseId)
+				slot->relid == relid && slot->dbid == dbid)
 				return slot;
 			LWLockRelease(&slot->lock);
 		}
@@ -294,17 +301,25 @@ bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
 			/*
 			 * Nothing has been claimed or freed since we last looked, so
 			 * there is still no slot.  The barrier orders this read after
-			 * the caller's earlier writes (for the trigger: the heap insert
-			 * of the row), which is what the build protocol relies on.
+			 * the caller's earlier writes (for a flush: the heap inserts of
+			 * its rows; for redo: the replay of their records), which is
+			 * what the build protocol relies on.
 			 */
 			pg_memory_barrier();
 			if (ref->epoch == pg_atomic_read_u64(&bg_shared->epoch))
 				return NULL;
 		}
 		/* look again; if the slot we find changes before we lock it, loop */
-		if (!bg_slot_find(relid, ref))
+		if (!bg_slot_find_in(dbid, relid, ref))
 			return NULL;
 	}
+}
+
+/* bg_slot_lock_in() for a table of this database. */
+BgSlot *
+bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
+{
+	return bg_slot_lock_in(ref, MyDatabaseId, relid, mode);
 }
 
 /* Zero a slot's traffic counters (not n_added: that is filter state). */

@@ -141,36 +141,59 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 	return answer;
 }
 
-/* Add one key to a filter generation. */
-static inline void
-bg_add_to(BgFilterPtr dp, const uint64 *colhashes, int nkeys)
+/* Keys hashed at a time into a stack array while feeding a generation. */
+#define BG_FEED_CHUNK	256
+
+/*
+ * Add n keys (their per-column hashes, ncols each, one after the other) to
+ * a filter generation, under its own seed.
+ */
+static void
+bg_add_keys_to(BgFilterPtr dp, const uint64 *keys, int n, int ncols)
 {
 	BloomFilter *filter = bg_filter_addr(dp);
+	BloomHash	hashes[BG_FEED_CHUNK];
+	int			done;
 
-	bloom_add(filter, bloom_hash_key(filter->seed, colhashes, nkeys));
+	for (done = 0; done < n; done += BG_FEED_CHUNK)
+	{
+		int			m = Min(BG_FEED_CHUNK, n - done);
+		int			i;
+
+		for (i = 0; i < m; i++)
+			hashes[i] = bloom_hash_key(filter->seed, keys + (Size) (done + i) * ncols,
+									   ncols);
+		bloom_add_batch(filter, hashes, m);
+	}
 }
 
 /*
- * The trigger's add: put a key into every live generation of the table's
- * guard.  The serving generation has the key already if an UPDATE kept
- * it (key_unchanged).  A generation being built gets it anyway: the new
- * row version may sit on a page the scan has passed, and the old one may
- * be pruned before the scan reaches it (build.c's argument counts on every
- * version created after the build began passing through here).
+ * A flush of a table's keys, by a backend (feed.c) or by redo (wal.c):
+ * put them into every live generation of the guard of table relid of
+ * database dbid, under one acquisition of its slot lock.  keys go to
+ * every generation; moved keys (an UPDATE kept the key, but put the new
+ * version on another page) only to a generation being built, since the
+ * serving one has them already (build.c says why a build needs them).
+ * Returns false if the table has no guard here.
  */
-void
-bg_slot_feed(BgSlotRef *ref, Oid relid, const uint64 *colhashes, int nkeys,
-			 bool key_unchanged)
+bool
+bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, int ncols,
+				   const uint64 *keys, int nkeys,
+				   const uint64 *moved, int nmoved)
 {
-	BgSlot	   *slot = bg_slot_lock(ref, relid, LW_SHARED);
+	BgSlot	   *slot = bg_slot_lock_in(ref, dbid, relid, LW_SHARED);
 
 	if (slot == NULL)
-		return;					/* no filter loaded: nothing to feed */
-	if (!key_unchanged && BgFilterPtrIsValid(slot->serving))
-		bg_add_to(slot->serving, colhashes, nkeys);
+		return false;			/* no filter loaded: nothing to feed */
+	if (BgFilterPtrIsValid(slot->serving))
+		bg_add_keys_to(slot->serving, keys, nkeys, ncols);
 	if (BgFilterPtrIsValid(slot->building))
-		bg_add_to(slot->building, colhashes, nkeys);
+	{
+		bg_add_keys_to(slot->building, keys, nkeys, ncols);
+		bg_add_keys_to(slot->building, moved, nmoved, ncols);
+	}
 	LWLockRelease(&slot->lock);
+	return true;
 }
 
 /*
@@ -217,19 +240,22 @@ bg_slot_probe(Oid relid, int32 n, uint64 *hits, BgState *state)
 	return true;
 }
 
-/* Mark a guard of this database untrusted: its filter may be missing keys. */
+/*
+ * Mark the guard of table relid of database dbid untrusted: its filter may
+ * be missing keys.  A build now running might already have passed the
+ * rows, so its generation will not be trusted either.
+ */
 void
-bg_untrust(Oid relid, const char *why)
+bg_untrust_in(Oid dbid, Oid relid, const char *why)
 {
 	BgSlotRef	ref = BG_SLOT_REF_INIT;
 	BgSlot	   *slot;
 
-	slot = bg_slot_lock(&ref, relid, LW_EXCLUSIVE);
+	slot = bg_slot_lock_in(&ref, dbid, relid, LW_EXCLUSIVE);
 	if (slot == NULL)
 		return;
 	if (slot->state == BG_STATE_READY)
 		slot->state = BG_STATE_UNTRUSTED;
-	/* a build now running might already have passed the rows */
 	if (BgFilterPtrIsValid(slot->building))
 		slot->coverage_broken = true;
 	strlcpy(slot->last_error, why, sizeof(slot->last_error));
@@ -237,6 +263,54 @@ bg_untrust(Oid relid, const char *why)
 	ereport(DEBUG1,
 			(errmsg_internal("bloomguard: guard of relation %u is untrusted: %s",
 							 relid, why)));
+}
+
+/* Mark a guard of this database untrusted: its filter may be missing keys. */
+void
+bg_untrust(Oid relid, const char *why)
+{
+	bg_untrust_in(MyDatabaseId, relid, why);
+}
+
+/*
+ * Mark untrusted every guard of database dbid, or of every database if
+ * dbid is InvalidOid.
+ */
+static void
+bg_untrust_each(Oid dbid, const char *why)
+{
+	int			i;
+
+	for (i = 0; i < bg_slot_count(); i++)
+	{
+		BgSlot	   *slot = bg_slot(i);
+		Oid			slot_dbid;
+		Oid			relid = InvalidOid;
+
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		slot_dbid = slot->dbid;
+		if (slot->state != BG_STATE_FREE &&
+			(!OidIsValid(dbid) || slot->dbid == dbid))
+			relid = slot->relid;
+		LWLockRelease(&slot->lock);
+		if (OidIsValid(relid))
+			bg_untrust_in(slot_dbid, relid, why);
+	}
+}
+
+/* Mark every guard of database dbid untrusted. */
+void
+bg_untrust_database(Oid dbid, const char *why)
+{
+	if (OidIsValid(dbid))
+		bg_untrust_each(dbid, why);
+}
+
+/* Mark every guard of every database untrusted. */
+void
+bg_untrust_all(const char *why)
+{
+	bg_untrust_each(InvalidOid, why);
 }
 
 /*

@@ -60,7 +60,8 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM grow WHERE bloomguard_che
 $node->safe_psql('postgres', q{CREATE TABLE capped (id int PRIMARY KEY)});
 # resizing to 2 x 400000 keys at 1e-9 needs 4.3 MB, more than the 4 MB cap
 $node->safe_psql('postgres', q{SELECT bloomguard_attach('capped', 10000, 0.000000001)});
-$node->safe_psql('postgres', q{INSERT INTO capped SELECT generate_series(1, 400000)});
+# (the lock keeps the worker from resizing from a state half-way through)
+$node->safe_psql('postgres', q{BEGIN; LOCK TABLE capped IN SHARE UPDATE EXCLUSIVE MODE; INSERT INTO capped SELECT generate_series(1, 400000); COMMIT});
 $node->poll_query_until('postgres', q{SELECT advice LIKE '%would exceed the memory caps%' FROM bloomguard_health WHERE relation = 'capped'::regclass})
   or die 'no advice about the memory cap';
 is($node->safe_psql('postgres', q{SELECT status || ':' || capacity || ':' || array_to_string(reasons, ',') FROM bloomguard_health WHERE relation = 'capped'::regclass}),

@@ -19,7 +19,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(bg_node bg_check_log bg_filter_bytes);
+our @EXPORT = qw(bg_node bg_standby bg_check_log bg_filter_bytes);
 
 # Bytes of a filter of $bits bits, as memory_bytes counts them: the
 # filter header (src/filter.h) and whole 64-bit words.
@@ -45,6 +45,21 @@ max_worker_processes = 16
 max_prepared_transactions = 10
 log_line_prefix = '%m [%p] %b: '
 } . ($extra // ''));
+	return $node;
+}
+
+# A new standby (not started) made from backup $backup of $primary, or of
+# a standby: it keeps the configuration the backup has (bloomguard
+# preloaded), and %params go to init_from_backup() (has_streaming => 1 by
+# default).  $extra adds postgresql.conf lines.
+sub bg_standby
+{
+	my ($name, $upstream, $backup, $extra, %params) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	%params = (has_streaming => 1) unless %params;
+	$node->init_from_backup($upstream, $backup, %params);
+	$node->append_conf('postgresql.conf', $extra) if defined $extra;
 	return $node;
 }
 
