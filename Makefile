@@ -7,6 +7,7 @@ OBJS = \
 	src/shmem.o \
 	src/slot.o \
 	src/wal.o \
+	src/persist.o \
 	src/feed.o \
 	src/registry.o \
 	src/pending.o \

@@ -59,7 +59,9 @@ CREATE FUNCTION @extschema@.bloomguard_guard_stats(
     OUT last_error pg_catalog.text,
     OUT stats_reset pg_catalog.timestamptz,
     OUT memory_in_use pg_catalog.int8,
-    OUT max_memory pg_catalog.int8)
+    OUT max_memory pg_catalog.int8,
+    OUT source pg_catalog.text,
+    OUT source_at pg_catalog.timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'bloomguard_guard_stats_1_1'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
@@ -134,7 +136,9 @@ SELECT j.relid::pg_catalog.regclass AS relation,
        END AS advice,
        j.last_error,
        j.stats_reset,
-       j.feed
+       j.feed,
+       j.source,
+       j.source_at
   FROM judged j;
 
 GRANT SELECT ON @extschema@.bloomguard_health TO PUBLIC;

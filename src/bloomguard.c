@@ -14,6 +14,7 @@
  *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust
  *	wal.c		the WAL resource manager: key records for standbys and
  *				recovery, redo, and the bloomguard.wal_log switch
+ *	persist.c	filters saved at a clean shutdown, loaded at the next start
  *	feed.c		this backend's buffer of keys the trigger collected, and
  *				when it is flushed into the filters (and the WAL)
  *	registry.c	the bloomguard_guards configuration table; ownership checks
@@ -171,6 +172,7 @@ _PG_init(void)
 
 	bg_shmem_init();
 	bg_wal_init();
+	bg_persist_init();
 	bg_feed_init();
 	bg_pending_init();
 	bg_statement_init();

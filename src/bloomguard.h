@@ -100,6 +100,15 @@ typedef struct BgKeyIdentity
 	Oid			collations[INDEX_MAX_KEYS];
 } BgKeyIdentity;
 
+/* Where a guard's serving filter came from, as the health view shows it. */
+typedef enum BgSource
+{
+	BG_SOURCE_NONE = 0,			/* no filter */
+	BG_SOURCE_BUILT,			/* a scan on this node */
+	BG_SOURCE_LOADED,			/* the file saved at the last clean shutdown */
+	BG_SOURCE_REPLAYED			/* that file, then WAL replayed into it */
+} BgSource;
+
 /* A slot's traffic counters, kept in an array indexed by this. */
 typedef enum BgCounter
 {
@@ -132,6 +141,11 @@ typedef struct BgSlot
 	uint64		generation;		/* of the serving filter */
 	TimestampTz built_at;
 	double		build_seconds;
+	Oid			relfilenode;	/* the table's, as the serving filter knows it */
+	bool		relfilenode_verified;	/* checked against the catalogs */
+	bool		permanent;		/* the table is not unlogged */
+	BgSource	source;			/* where the serving filter came from */
+	TimestampTz source_at;		/* when it was built or loaded */
 	int			builder_pid;
 	bool		coverage_broken;	/* untrusted while a build was running */
 	TransactionId forget_xid;	/* free the slot once this xid has committed */
@@ -161,6 +175,8 @@ typedef struct BgSlotCopy
 	uint64		generation;
 	TimestampTz built_at;
 	double		build_seconds;
+	BgSource	source;
+	TimestampTz source_at;
 	int			builder_pid;
 	bool		building;
 	char		last_error[128];
@@ -174,6 +190,21 @@ typedef struct BgSlotCopy
 	uint64		n_added;
 	uint64		bits_set;
 } BgSlotCopy;
+
+/*
+ * A guard as the file of saved filters has it (persist.c): what a slot
+ * needs besides the filter itself.
+ */
+typedef struct BgSavedGuard
+{
+	Oid			dbid;
+	Oid			relid;
+	Oid			relfilenode;
+	BgKeyIdentity key;
+	uint64		generation;
+	TimestampTz built_at;
+	double		build_seconds;
+} BgSavedGuard;
 
 /* What a filter says about a key. */
 typedef enum BgAnswer
@@ -266,18 +297,22 @@ extern void bg_filter_free(BgFilterPtr p, Size bytes);
 extern BloomFilter *bg_filter_addr(BgFilterPtr p);
 extern bool bg_memory_fits(Size bytes);
 extern Size bg_memory_in_use(void);
+extern BloomFilter *bg_slot_restore(const BgSavedGuard *g, Size bytes);
+extern void bg_slot_restore_abandon(const BgSavedGuard *g);
 
 /* slot.c */
 extern bool bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy);
 extern bool bg_slot_copy_rel(Oid relid, BgSlotCopy *copy);
 extern void bg_slot_bump(int index, BgCounter counter, uint64 n);
 extern int	bg_slot_index(BgSlotRef *ref, Oid relid);
-extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
+extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode,
+							const BgKeyIdentity *identity,
 							const uint64 *colhashes, int nkeys, bool nomatch,
 							int *slotindex);
-extern bool bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, int ncols,
-							   const uint64 *keys, int nkeys,
+extern bool bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode,
+							   int ncols, const uint64 *keys, int nkeys,
 							   const uint64 *moved, int nmoved);
+extern BloomFilter *bg_slot_saveable(int index, BgSavedGuard *g);
 extern bool bg_slot_probe(Oid relid, int32 n, uint64 *hits, BgState *state);
 extern void bg_untrust_in(Oid dbid, Oid relid, const char *why);
 extern void bg_untrust(Oid relid, const char *why);
@@ -300,7 +335,11 @@ extern const char *bg_wal_standby_why_not(void);
 extern bool bg_wal_begin_standby_build(void);
 extern void bg_wal_end_standby_build(void);
 extern void bg_wal_loaded(XLogRecPtr lsn);
-extern bool bg_wal_standby_saveable(void);
+extern bool bg_wal_standby_saveable(XLogRecPtr *lsn);
+extern bool bg_wal_announced(void);
+
+/* persist.c */
+extern void bg_persist_init(void);
 
 /* feed.c */
 extern void bg_feed_init(void);

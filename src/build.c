@@ -456,6 +456,11 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	slot->key = key;
 	slot->built_at = GetCurrentTimestamp();
 	slot->build_seconds = (double) (slot->built_at - bs->start) / USECS_PER_SEC;
+	slot->relfilenode = bg_rel_filenumber(rel);
+	slot->relfilenode_verified = true;
+	slot->permanent = rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
+	slot->source = BG_SOURCE_BUILT;
+	slot->source_at = slot->built_at;
 	if (broken)
 		slot->state = BG_STATE_UNTRUSTED;	/* keep last_error: the reason */
 	else

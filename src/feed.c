@@ -73,6 +73,7 @@ typedef struct BgFeedKeys
 typedef struct BgFeedTable
 {
 	Oid			relid;			/* InvalidOid: unused */
+	Oid			relfilenode;	/* the table's, when its trigger last fired */
 	int			ncols;
 	BgSlotRef	ref;			/* where its guard was last found */
 	BgFeedKeys	keys;			/* for every generation */
@@ -109,8 +110,9 @@ bg_feed_flush_table(BgFeedTable *t)
 
 	if (nkeys == 0 && nmoved == 0)
 		return;
-	(void) bg_slot_feed_batch(&t->ref, MyDatabaseId, t->relid, t->ncols,
-							  t->keys.hashes, nkeys, t->moved.hashes, nmoved);
+	(void) bg_slot_feed_batch(&t->ref, MyDatabaseId, t->relid, t->relfilenode,
+							  t->ncols, t->keys.hashes, nkeys,
+							  t->moved.hashes, nmoved);
 	bg_wal_log_keys(t->relid, t->ncols, t->keys.hashes, nkeys,
 					t->moved.hashes, nmoved);
 	/* emptied only now: after a failure, a retry adds the keys again */
@@ -223,6 +225,7 @@ bg_feed_add(Relation rel, const uint64 *colhashes, int ncols, bool moved)
 		bg_feed_cxt = AllocSetContextCreate(TopMemoryContext, "bloomguard feed",
 											ALLOCSET_SMALL_SIZES);
 	t = bg_feed_table(RelationGetRelid(rel), ncols);
+	t->relfilenode = bg_rel_filenumber(rel);
 	k = moved ? &t->moved : &t->keys;
 	bg_feed_reserve(k, ncols);
 	memcpy(k->hashes + (Size) k->n * ncols, colhashes, ncols * sizeof(uint64));

@@ -219,8 +219,9 @@ bg_lookup_ask(BgLookup *lk, int *slotindex)
 	/* hash before taking the slot lock (hash functions may detoast) */
 	if (!nomatch)
 		bg_key_colhashes(desc, lk->values, colhashes);
-	return bg_slot_ask(&lk->info->ref, relid, &lk->info->identity, colhashes,
-					   desc->nkeys, nomatch, slotindex);
+	return bg_slot_ask(&lk->info->ref, relid, bg_rel_filenumber(lk->rel),
+					   &lk->info->identity, colhashes, desc->nkeys, nomatch,
+					   slotindex);
 }
 
 /* The authoritative answer: read the table. */

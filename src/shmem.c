@@ -47,7 +47,9 @@
  *
  * After a crash the postmaster reinitializes shared memory and calls our
  * startup hook again: every slot starts FREE, i.e. every guard falls back
- * to plain lookups until it is rebuilt.
+ * to plain lookups until it is rebuilt.  At a first start, persist.c may
+ * fill slots with the filters saved at the last clean shutdown, before any
+ * other process exists (bg_slot_restore()).
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -96,6 +98,7 @@ static char *bg_pool = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static void bg_pool_free_locked(BgFilterPtr p, Size bytes);
+static BgFilterPtr bg_pool_take_locked(Size size, bool from_top);
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Size of the slot table. */
@@ -400,6 +403,11 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	slot->generation = 0;
 	slot->built_at = 0;
 	slot->build_seconds = 0;
+	slot->relfilenode = InvalidOid;
+	slot->relfilenode_verified = false;
+	slot->permanent = false;
+	slot->source = BG_SOURCE_NONE;
+	slot->source_at = 0;
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
 	slot->forget_xid = InvalidTransactionId;
@@ -409,6 +417,80 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	LWLockRelease(bg_shared->lock);
 	return index;
+}
+
+/*
+ * Claim a slot for a guard whose filter was saved at the last clean
+ * shutdown, and allocate bytes for the filter, which the caller then
+ * reads in.  For persist.c, in the postmaster's shared memory startup,
+ * before any other process exists (so no lock is ever contended here).
+ * The guard is ready; its relfilenode is checked against the catalogs at
+ * the first lookup or flush (slot.c).  Returns NULL, changing nothing, if
+ * the guard already has a slot, or no slot or memory is free.
+ */
+BloomFilter *
+bg_slot_restore(const BgSavedGuard *g, Size bytes)
+{
+	BgFilterPtr p = InvalidBgFilterPtr;
+	BgSlot	   *slot = NULL;
+	Size		cap = bg_memory_cap();
+	Size		guard_cap = bg_guard_memory_cap();
+	int			i;
+
+	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
+	if (bg_slot_search(g->dbid, g->relid) < 0 &&
+		bytes <= cap && bg_shared->memory_in_use <= cap - bytes &&
+		(guard_cap == 0 || bytes <= guard_cap))
+	{
+		for (i = 0; i < bg_shared->nslots && slot == NULL; i++)
+		{
+			if (bg_shared->slots[i].state == BG_STATE_FREE)
+				slot = &bg_shared->slots[i];
+		}
+		if (slot != NULL)
+			p = bg_pool_take_locked(BG_POOL_ROUND(bytes), false);
+	}
+	if (!BgFilterPtrIsValid(p))
+	{
+		LWLockRelease(bg_shared->lock);
+		return NULL;
+	}
+	bg_shared->memory_in_use += bytes;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	slot->dbid = g->dbid;
+	slot->relid = g->relid;
+	slot->incarnation = bg_shared->next_incarnation++;
+	slot->state = BG_STATE_READY;
+	slot->key = g->key;
+	slot->serving = p;
+	slot->serving_bytes = bytes;
+	slot->building = InvalidBgFilterPtr;
+	slot->building_bytes = 0;
+	slot->generation = g->generation;
+	slot->built_at = g->built_at;
+	slot->build_seconds = g->build_seconds;
+	slot->relfilenode = g->relfilenode;
+	slot->relfilenode_verified = false;
+	slot->permanent = true;
+	slot->source = BG_SOURCE_LOADED;
+	slot->source_at = GetCurrentTimestamp();
+	slot->builder_pid = 0;
+	slot->coverage_broken = false;
+	slot->forget_xid = InvalidTransactionId;
+	slot->last_error[0] = '\0';
+	bg_slot_zero_counters(slot);
+	LWLockRelease(&slot->lock);
+	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
+	LWLockRelease(bg_shared->lock);
+	return bg_filter_addr(p);
+}
+
+/* Give back what bg_slot_restore() took, if the filter could not be read. */
+void
+bg_slot_restore_abandon(const BgSavedGuard *g)
+{
+	bg_slot_release(g->dbid, g->relid);
 }
 
 /* Free a table's slot and its filters, if it has one. */
@@ -432,6 +514,7 @@ bg_slot_release(Oid dbid, Oid relid)
 		slot->serving = InvalidBgFilterPtr;
 		slot->building = InvalidBgFilterPtr;
 		slot->serving_bytes = slot->building_bytes = 0;
+		slot->source = BG_SOURCE_NONE;
 		slot->state = BG_STATE_FREE;
 		if (TransactionIdIsValid(slot->forget_xid))
 			pg_atomic_fetch_sub_u32(&bg_shared->forgets_pending, 1);

@@ -46,6 +46,8 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 	copy->generation = slot->generation;
 	copy->built_at = slot->built_at;
 	copy->build_seconds = slot->build_seconds;
+	copy->source = slot->source;
+	copy->source_at = slot->source_at;
 	copy->builder_pid = slot->builder_pid;
 	copy->building = BgFilterPtrIsValid(slot->building);
 	strlcpy(copy->last_error, slot->last_error, sizeof(copy->last_error));
@@ -100,21 +102,54 @@ bg_slot_index(BgSlotRef *ref, Oid relid)
 }
 
 /*
+ * Record the table's relfilenode, as the catalogs give it to a lookup or
+ * to the trigger, in the guard of relid of database dbid.  A filter loaded
+ * from the saved file (persist.c) is checked against it once: a different
+ * one means the table was rewritten since the file was saved, and the
+ * guard becomes untrusted (returns false).  A built filter only records a
+ * new one, so that the next save is right: TRUNCATE, VACUUM FULL and
+ * CLUSTER rewrite a table without breaking coverage (every key of the new
+ * file went through a flush or the scan).
+ */
+static bool
+bg_slot_note_relfilenode(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode)
+{
+	BgSlot	   *slot = bg_slot_lock_in(ref, dbid, relid, LW_EXCLUSIVE);
+	bool		ok = true;
+
+	if (slot == NULL)
+		return true;
+	if (!slot->relfilenode_verified && slot->relfilenode != relfilenode)
+		ok = false;
+	else
+	{
+		slot->relfilenode = relfilenode;
+		slot->relfilenode_verified = true;
+	}
+	LWLockRelease(&slot->lock);
+	if (!ok)
+		bg_untrust_in(dbid, relid, "its table was rewritten since the filter was saved");
+	return ok;
+}
+
+/*
  * Ask a table's serving filter about a key (its per-column hashes), for a
  * caller that has checked everything else the trust rule needs.  nomatch:
  * no value of the key type can equal the argument, which a ready filter
  * reports as absent.  The filter is used only when the guard is ready and
  * was built for the key identity the caller computed; if the key changed
- * under the filter, the guard becomes untrusted.  *slotindex is set to the
- * guard's slot (or -1), for the caller's counters.
+ * under the filter, the guard becomes untrusted.  relfilenode is the
+ * table's: a loaded filter is checked against it (see above).  *slotindex
+ * is set to the guard's slot (or -1), for the caller's counters.
  */
 BgAnswer
-bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
+bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode, const BgKeyIdentity *identity,
 			const uint64 *colhashes, int nkeys, bool nomatch, int *slotindex)
 {
 	BgSlot	   *slot = bg_slot_lock(ref, relid, LW_SHARED);
 	BgAnswer	answer = BG_ANSWER_UNKNOWN;
 	bool		key_changed = false;
+	bool		note = false;
 
 	*slotindex = -1;
 	if (slot == NULL)
@@ -122,8 +157,11 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 	*slotindex = ref->index;
 	if (slot->state == BG_STATE_READY && BgFilterPtrIsValid(slot->serving))
 	{
+		note = !slot->relfilenode_verified || slot->relfilenode != relfilenode;
 		if (!bg_identity_equal(identity, &slot->key))
 			key_changed = true;
+		else if (!slot->relfilenode_verified && slot->relfilenode != relfilenode)
+			;					/* rewritten since saved: untrusted below */
 		else if (nomatch)
 			answer = BG_ANSWER_ABSENT;
 		else
@@ -138,6 +176,8 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 	LWLockRelease(&slot->lock);
 	if (key_changed)
 		bg_untrust(relid, "its primary key changed");
+	else if (note)
+		(void) bg_slot_note_relfilenode(ref, MyDatabaseId, relid, relfilenode);
 	return answer;
 }
 
@@ -177,11 +217,13 @@ bg_add_keys_to(BgFilterPtr dp, const uint64 *keys, int n, int ncols)
  * Returns false if the table has no guard here.
  */
 bool
-bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, int ncols,
-				   const uint64 *keys, int nkeys,
+bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode,
+				   int ncols, const uint64 *keys, int nkeys,
 				   const uint64 *moved, int nmoved)
 {
 	BgSlot	   *slot = bg_slot_lock_in(ref, dbid, relid, LW_SHARED);
+	bool		note;
+	bool		replayed;
 
 	if (slot == NULL)
 		return false;			/* no filter loaded: nothing to feed */
@@ -192,8 +234,52 @@ bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, int ncols,
 		bg_add_keys_to(slot->building, keys, nkeys, ncols);
 		bg_add_keys_to(slot->building, moved, nmoved, ncols);
 	}
+	/* a flush knows the table's relfilenode; redo (InvalidOid) does not */
+	note = OidIsValid(relfilenode) &&
+		(!slot->relfilenode_verified || slot->relfilenode != relfilenode);
+	replayed = !OidIsValid(relfilenode) && slot->source == BG_SOURCE_LOADED;
 	LWLockRelease(&slot->lock);
+
+	if (note)
+		(void) bg_slot_note_relfilenode(ref, dbid, relid, relfilenode);
+	if (replayed)
+	{
+		/* a loaded filter that recovery brings forward */
+		slot = bg_slot_lock_in(ref, dbid, relid, LW_EXCLUSIVE);
+		if (slot != NULL)
+		{
+			if (slot->source == BG_SOURCE_LOADED)
+				slot->source = BG_SOURCE_REPLAYED;
+			LWLockRelease(&slot->lock);
+		}
+	}
 	return true;
+}
+
+/*
+ * The serving filter of the slot at index, and in *g what else must be
+ * saved with it, if it is worth saving: ready, of a table that is not
+ * unlogged (whose contents a crash or a promotion resets).  NULL
+ * otherwise.  Only for the postmaster's exit callback (persist.c), when no
+ * other process runs: it takes no lock.
+ */
+BloomFilter *
+bg_slot_saveable(int index, BgSavedGuard *g)
+{
+	BgSlot	   *slot = bg_slot(index);
+
+	if (slot->state != BG_STATE_READY || !BgFilterPtrIsValid(slot->serving) ||
+		!slot->permanent)
+		return NULL;
+	memset(g, 0, sizeof(BgSavedGuard));
+	g->dbid = slot->dbid;
+	g->relid = slot->relid;
+	g->relfilenode = slot->relfilenode;
+	g->key = slot->key;
+	g->generation = slot->generation;
+	g->built_at = slot->built_at;
+	g->build_seconds = slot->build_seconds;
+	return bg_filter_addr(slot->serving);
 }
 
 /*

@@ -66,6 +66,7 @@ enum
 	COL_SOURCE_LOOKUPS, COL_SOURCE_HITS, COL_FALLBACKS, COL_OBSERVED_FP,
 	COL_SUGGESTED_CAPACITY, COL_BUILT_AT, COL_BUILD_SECONDS, COL_BUILDER_PID,
 	COL_LAST_ERROR, COL_STATS_RESET, COL_MEMORY_IN_USE, COL_MAX_MEMORY,
+	COL_SOURCE, COL_SOURCE_AT,
 	BG_STATS_COLS
 };
 
@@ -97,6 +98,24 @@ bg_state_name(BgState state)
 			return "untrusted";
 	}
 	return "unknown";
+}
+
+/* The health view's name for where a filter came from. */
+static const char *
+bg_source_name(BgSource source)
+{
+	switch (source)
+	{
+		case BG_SOURCE_NONE:
+			break;
+		case BG_SOURCE_BUILT:
+			return "built";
+		case BG_SOURCE_LOADED:
+			return "loaded";
+		case BG_SOURCE_REPLAYED:
+			return "replayed";
+	}
+	return NULL;
 }
 
 /* The health view's name for a feed trigger's state. */
@@ -208,6 +227,10 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	PUT(COL_STATS_RESET, TimestampTzGetDatum(c->stats_reset), !OidIsValid(c->relid));
 	PUT(COL_MEMORY_IN_USE, Int64GetDatum((int64) bg_memory_in_use()), false);
 	PUT(COL_MAX_MEMORY, Int64GetDatum((int64) bg_memory_cap()), false);
+	PUT(COL_SOURCE, nf || bg_source_name(c->source) == NULL ? (Datum) 0 :
+		CStringGetTextDatum(bg_source_name(c->source)),
+		nf || bg_source_name(c->source) == NULL);
+	PUT(COL_SOURCE_AT, TimestampTzGetDatum(c->source_at), nf || c->source_at == 0);
 #undef PUT
 }
 

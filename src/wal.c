@@ -626,14 +626,27 @@ bg_wal_loaded(XLogRecPtr lsn)
 }
 
 /*
- * Did this node, at shutdown, know that every flush up to the end of
- * replay was logged?  (persist.c, in the postmaster's exit callback: only
- * then may a standby's filters be saved.)
+ * Did this standby, at shutdown, know that every flush up to the end of
+ * replay (*lsn) was logged?  Only then may its filters be saved
+ * (persist.c, in the postmaster's exit callback).  Filters loaded at this
+ * start that replay has not caught up with are complete as of the
+ * position they were saved at, which *lsn is moved up to.
  */
 bool
-bg_wal_standby_saveable(void)
+bg_wal_standby_saveable(XLogRecPtr *lsn)
 {
-	return bg_wal != NULL && bg_wal->belief == BG_BELIEF_ON;
+	if (bg_wal == NULL || bg_wal->belief != BG_BELIEF_ON)
+		return false;
+	if (pg_atomic_read_u32(&bg_wal->trust_passed) == 0)
+		*lsn = Max(*lsn, bg_wal->trust_from);
+	return true;
+}
+
+/* Does the WAL this node writes (or last replayed) carry keys? */
+bool
+bg_wal_announced(void)
+{
+	return bg_wal != NULL && bg_wal->announced;
 }
 
 /*
@@ -688,8 +701,8 @@ bg_redo_keys(const xl_bloomguard_keys *xlrec, Size len, bool current)
 		ref_dbid = xlrec->h.dbid;
 		ref_relid = xlrec->h.relid;
 	}
-	(void) bg_slot_feed_batch(&ref, xlrec->h.dbid, xlrec->h.relid, xlrec->ncols,
-							  keys, (int) xlrec->nkeys,
+	(void) bg_slot_feed_batch(&ref, xlrec->h.dbid, xlrec->h.relid, InvalidOid,
+							  xlrec->ncols, keys, (int) xlrec->nkeys,
 							  keys + (Size) xlrec->nkeys * xlrec->ncols,
 							  (int) xlrec->nmoved);
 }

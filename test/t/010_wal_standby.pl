@@ -139,6 +139,7 @@ is($standby_a->safe_psql('postgres', q{SELECT count(*) FROM t}),
 	$primary->safe_psql('postgres', q{SELECT count(*) FROM t}), 'the standby has every row');
 
 # pg_walinspect shows the records with their names and descriptions
+my $logpos;
 my $gen_b = $standby_b->safe_psql('postgres', q{SELECT generation FROM bloomguard_health});
 my $start = $primary->safe_psql('postgres', q{SELECT pg_current_wal_lsn()});
 $primary->safe_psql('postgres', q{
@@ -168,8 +169,65 @@ $standby_b->poll_query_until('postgres', qq{
 ok($standby_b->log_contains('rebuilt the filter of "t" in database "postgres" because its coverage was broken'),
 	'standby b rebuilt its guard because the trigger was disabled on the primary');
 
+# a standby's clean restart: its filter is saved at the shutdown
+# restartpoint, loaded at the start, and replay brings it forward with the
+# keys written while it was down; no scan
+$primary->wait_for_catchup($standby_a);
+my $gen_a = $standby_a->safe_psql('postgres', q{SELECT generation FROM bloomguard_health});
+$logpos = -s $standby_a->logfile;
+$standby_a->stop;
+ok($standby_a->log_contains(qr/bloomguard: saved 1 filters \(\d+ bytes\) complete as of/, $logpos),
+	'standby a: its filter saved at shutdown');
+$primary->safe_psql('postgres', q{INSERT INTO t SELECT g, 'down' FROM generate_series(-8000, -7001) g});
+$standby_a->start;
+$primary->wait_for_catchup($standby_a);
+ok($standby_a->log_contains(qr/bloomguard: loaded 1 of 1 filters saved at the last shutdown/, $logpos),
+	'standby a: its filter loaded at start');
+is($standby_a->safe_psql('postgres', q{SELECT state || ':' || source || ':' || generation FROM bloomguard_health}),
+	"ready:replayed:$gen_a", 'standby a: ready at once, from the file and replay, not rebuilt');
+ok(!$standby_a->log_contains('rebuilt the filter', $logpos), 'standby a: no scan after the clean restart');
+my $absent = check_node($standby_a, 'standby a after a clean restart');
+cmp_ok($absent, '>', 4900, "standby a after a clean restart: absent keys are 'absent' ($absent)");
+is($standby_a->safe_psql('postgres', q{SELECT count(*) FROM t WHERE id BETWEEN -8000 AND -7001 AND bloomguard_check('t', id) = 'maybe'}),
+	'1000', 'standby a: the keys written while it was down were replayed into the loaded filter');
+
+# an immediate stop of the standby saves nothing: the worker rebuilds
+$logpos = -s $standby_a->logfile;
+$standby_a->stop('immediate');
+$standby_a->start;
+wait_ready($standby_a, 'standby a after an immediate stop');
+ok($standby_a->log_contains('rebuilt the filter of "t" in database "postgres" because its filter is not loaded', $logpos),
+	'standby a: rebuilt after an immediate stop');
+check_node($standby_a, 'standby a after an immediate stop');
+
+# the primary's clean restart: loaded, no scan; its standbys go on trusting
+my $gen_p = $primary->safe_psql('postgres', q{SELECT generation FROM bloomguard_health});
+$logpos = -s $primary->logfile;
+$primary->restart;
+is($primary->safe_psql('postgres', q{SELECT state || ':' || source || ':' || generation FROM bloomguard_health}),
+	"ready:loaded:$gen_p", 'primary: ready at once after a clean restart, from the file');
+ok(!$primary->log_contains('rebuilt the filter', $logpos), 'primary: no scan after the clean restart');
+$primary->safe_psql('postgres', q{INSERT INTO t SELECT g, 'restarted' FROM generate_series(-9000, -8001) g});
+$primary->wait_for_catchup($standby_a);
+check_node($primary, 'primary after a clean restart');
+check_node($standby_a, 'standby a after the primary restarted');
+
+# the primary's immediate stop: rebuilt; the standbys go on trusting
+$logpos = -s $primary->logfile;
+$primary->stop('immediate');
+$primary->start;
+wait_ready($primary, 'primary after an immediate stop');
+ok($primary->log_contains('rebuilt the filter of "t" in database "postgres" because its filter is not loaded', $logpos),
+	'primary: rebuilt after an immediate stop');
+$primary->safe_psql('postgres', q{INSERT INTO t SELECT g, 'crashed' FROM generate_series(-9500, -9001) g});
+$primary->wait_for_catchup($standby_a);
+check_node($primary, 'primary after an immediate stop');
+check_node($standby_a, 'standby a after the primary crashed');
+is($standby_a->safe_psql('postgres', q{SELECT state FROM bloomguard_health}), 'ready',
+	'standby a: still trusted after the primary crashed and restarted with keys logged');
+
 # bloomguard.wal_log off reaches the standbys: they stop trusting at once
-my $logpos = -s $primary->logfile;
+$logpos = -s $primary->logfile;
 $primary->safe_psql('postgres', q{ALTER SYSTEM SET bloomguard.wal_log = off});
 $primary->reload;
 $primary->wait_for_log(qr/bloomguard\.wal_log is off from WAL position/, $logpos);
@@ -200,6 +258,7 @@ is($standby_a->safe_psql('postgres', q{SELECT count(*) FROM t WHERE bloomguard_c
 
 # promotion keeps the guard trusted; the promoted node feeds it
 $primary->wait_for_catchup($standby_b);
+wait_ready($standby_b, 'standby b after wal_log on again');
 my $gen_before = $standby_b->safe_psql('postgres', q{SELECT generation FROM bloomguard_health});
 $cascade->stop;
 $standby_b->promote;
