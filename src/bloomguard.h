@@ -164,6 +164,21 @@ typedef struct BgSlotRef
 
 #define BG_SLOT_REF_INIT	{-1, 0, 0}
 
+/*
+ * A guard as the file of saved filters has it (persist.c): what a slot
+ * needs besides the filter itself.
+ */
+typedef struct BgSavedGuard
+{
+	Oid			dbid;
+	Oid			relid;
+	Oid			relfilenode;
+	BgKeyIdentity key;
+	uint64		generation;
+	TimestampTz built_at;
+	double		build_seconds;
+} BgSavedGuard;
+
 /* A slot copied out under its lock, for readers of its numbers. */
 typedef struct BgSlotCopy
 {
@@ -172,9 +187,7 @@ typedef struct BgSlotCopy
 	BgState		state;
 	bool		has_filter;		/* the fields below the line are set */
 	Size		bytes;			/* both generations */
-	uint64		generation;
-	TimestampTz built_at;
-	double		build_seconds;
+	BgSavedGuard guard;			/* identity, generation, when built */
 	BgSource	source;
 	TimestampTz source_at;
 	int			builder_pid;
@@ -190,21 +203,6 @@ typedef struct BgSlotCopy
 	uint64		n_added;
 	uint64		bits_set;
 } BgSlotCopy;
-
-/*
- * A guard as the file of saved filters has it (persist.c): what a slot
- * needs besides the filter itself.
- */
-typedef struct BgSavedGuard
-{
-	Oid			dbid;
-	Oid			relid;
-	Oid			relfilenode;
-	BgKeyIdentity key;
-	uint64		generation;
-	TimestampTz built_at;
-	double		build_seconds;
-} BgSavedGuard;
 
 /* What a filter says about a key. */
 typedef enum BgAnswer

@@ -350,6 +350,39 @@ bg_slot_reset_counters(int index, Oid relid)
 }
 
 /*
+ * Give a slot just claimed for table relid of database dbid its first
+ * values: a new incarnation, the state given, no filter.  Caller holds
+ * BgShared->lock and the slot's lock exclusively.
+ */
+static void
+bg_slot_fill(BgSlot *slot, Oid dbid, Oid relid, const BgKeyIdentity *key,
+			 BgState state)
+{
+	slot->dbid = dbid;
+	slot->relid = relid;
+	slot->incarnation = bg_shared->next_incarnation++;
+	slot->state = state;
+	slot->key = *key;
+	slot->serving = InvalidBgFilterPtr;
+	slot->building = InvalidBgFilterPtr;
+	slot->serving_bytes = 0;
+	slot->building_bytes = 0;
+	slot->generation = 0;
+	slot->built_at = 0;
+	slot->build_seconds = 0;
+	slot->relfilenode = InvalidOid;
+	slot->relfilenode_verified = false;
+	slot->permanent = false;
+	slot->source = BG_SOURCE_NONE;
+	slot->source_at = 0;
+	slot->builder_pid = 0;
+	slot->coverage_broken = false;
+	slot->forget_xid = InvalidTransactionId;
+	slot->last_error[0] = '\0';
+	bg_slot_zero_counters(slot);
+}
+
+/*
  * Claim a slot for a table in this database, in the given state.  Fails
  * if the table already has one or all slots are in use.  Returns its index.
  */
@@ -391,28 +424,7 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 
 	slot = &bg_shared->slots[index];
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	slot->dbid = MyDatabaseId;
-	slot->relid = relid;
-	slot->incarnation = bg_shared->next_incarnation++;
-	slot->state = state;
-	slot->key = *key;
-	slot->serving = InvalidBgFilterPtr;
-	slot->building = InvalidBgFilterPtr;
-	slot->serving_bytes = 0;
-	slot->building_bytes = 0;
-	slot->generation = 0;
-	slot->built_at = 0;
-	slot->build_seconds = 0;
-	slot->relfilenode = InvalidOid;
-	slot->relfilenode_verified = false;
-	slot->permanent = false;
-	slot->source = BG_SOURCE_NONE;
-	slot->source_at = 0;
-	slot->builder_pid = 0;
-	slot->coverage_broken = false;
-	slot->forget_xid = InvalidTransactionId;
-	slot->last_error[0] = '\0';
-	bg_slot_zero_counters(slot);
+	bg_slot_fill(slot, MyDatabaseId, relid, key, state);
 	LWLockRelease(&slot->lock);
 	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	LWLockRelease(bg_shared->lock);
@@ -458,28 +470,16 @@ bg_slot_restore(const BgSavedGuard *g, Size bytes)
 	bg_shared->memory_in_use += bytes;
 
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	slot->dbid = g->dbid;
-	slot->relid = g->relid;
-	slot->incarnation = bg_shared->next_incarnation++;
-	slot->state = BG_STATE_READY;
-	slot->key = g->key;
+	bg_slot_fill(slot, g->dbid, g->relid, &g->key, BG_STATE_READY);
 	slot->serving = p;
 	slot->serving_bytes = bytes;
-	slot->building = InvalidBgFilterPtr;
-	slot->building_bytes = 0;
 	slot->generation = g->generation;
 	slot->built_at = g->built_at;
 	slot->build_seconds = g->build_seconds;
 	slot->relfilenode = g->relfilenode;
-	slot->relfilenode_verified = false;
 	slot->permanent = true;
 	slot->source = BG_SOURCE_LOADED;
 	slot->source_at = GetCurrentTimestamp();
-	slot->builder_pid = 0;
-	slot->coverage_broken = false;
-	slot->forget_xid = InvalidTransactionId;
-	slot->last_error[0] = '\0';
-	bg_slot_zero_counters(slot);
 	LWLockRelease(&slot->lock);
 	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	LWLockRelease(bg_shared->lock);

@@ -22,6 +22,24 @@
 #include "bloomguard.h"
 
 /*
+ * What identifies a slot's serving filter and when it was built, as the
+ * health view and the file of saved filters have it.  Caller holds the
+ * slot lock, or no other process runs.
+ */
+static void
+bg_slot_guard(const BgSlot *slot, BgSavedGuard *g)
+{
+	memset(g, 0, sizeof(BgSavedGuard));
+	g->dbid = slot->dbid;
+	g->relid = slot->relid;
+	g->relfilenode = slot->relfilenode;
+	g->key = slot->key;
+	g->generation = slot->generation;
+	g->built_at = slot->built_at;
+	g->build_seconds = slot->build_seconds;
+}
+
+/*
  * Copy the slot at index out under its lock, if it is in use by database
  * dbid (and, if relid is valid, by that table).
  */
@@ -43,9 +61,7 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 	copy->relid = slot->relid;
 	copy->state = slot->state;
 	copy->bytes = slot->serving_bytes + slot->building_bytes;
-	copy->generation = slot->generation;
-	copy->built_at = slot->built_at;
-	copy->build_seconds = slot->build_seconds;
+	bg_slot_guard(slot, &copy->guard);
 	copy->source = slot->source;
 	copy->source_at = slot->source_at;
 	copy->builder_pid = slot->builder_pid;
@@ -271,14 +287,7 @@ bg_slot_saveable(int index, BgSavedGuard *g)
 	if (slot->state != BG_STATE_READY || !BgFilterPtrIsValid(slot->serving) ||
 		!slot->permanent)
 		return NULL;
-	memset(g, 0, sizeof(BgSavedGuard));
-	g->dbid = slot->dbid;
-	g->relid = slot->relid;
-	g->relfilenode = slot->relfilenode;
-	g->key = slot->key;
-	g->generation = slot->generation;
-	g->built_at = slot->built_at;
-	g->build_seconds = slot->build_seconds;
+	bg_slot_guard(slot, g);
 	return bg_filter_addr(slot->serving);
 }
 

@@ -188,7 +188,7 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	PUT(COL_RELID, ObjectIdGetDatum(relid), false);
 	PUT(COL_STATE, CStringGetTextDatum(state), false);
 	PUT(COL_FEED, CStringGetTextDatum(bg_feed_name(bg_feed_state_by_oid(relid))), false);
-	PUT(COL_GENERATION, Int64GetDatum((int64) c->generation), false);
+	PUT(COL_GENERATION, Int64GetDatum((int64) c->guard.generation), false);
 	PUT(COL_CAPACITY, Int64GetDatum(capacity), capacity == 0);
 	PUT(COL_ERROR_RATE, Float8GetDatum(nf ? (reg ? reg->error_rate : 0) : c->error_rate),
 		nf && reg == NULL);
@@ -220,8 +220,8 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	PUT(COL_SUGGESTED_CAPACITY,
 		Int64GetDatum(nf ? 0 : bg_choose_capacity(bg_live_rows(relid), keys, full,
 												   (int64) c->capacity)), nf);
-	PUT(COL_BUILT_AT, TimestampTzGetDatum(c->built_at), c->built_at == 0);
-	PUT(COL_BUILD_SECONDS, Float8GetDatum(c->build_seconds), c->built_at == 0);
+	PUT(COL_BUILT_AT, TimestampTzGetDatum(c->guard.built_at), c->guard.built_at == 0);
+	PUT(COL_BUILD_SECONDS, Float8GetDatum(c->guard.build_seconds), c->guard.built_at == 0);
 	PUT(COL_BUILDER_PID, Int32GetDatum(c->builder_pid), c->builder_pid == 0);
 	PUT(COL_LAST_ERROR, CStringGetTextDatum(c->last_error), c->last_error[0] == '\0');
 	PUT(COL_STATS_RESET, TimestampTzGetDatum(c->stats_reset), !OidIsValid(c->relid));

@@ -158,10 +158,13 @@ typedef enum BgWalBelief
 } BgWalBelief;
 
 /*
- * Shared state.  lock (the "wal lock") protects announced, belief and
- * heartbeat_end; requested is written by the postmaster only, atomically;
- * skip_upto and trust_from are set by the postmaster before any other
- * process runs; trust_passed only goes from false to true.
+ * Shared state.  lock (the "wal lock") protects announced and
+ * heartbeat_end, and is held exclusively to change belief, an atomic that
+ * lookups read without the lock (a stale ON is harmless: an OFF record's
+ * redo marks every guard untrusted before any row written after it can
+ * become visible); requested is written by the postmaster only,
+ * atomically; skip_upto and trust_from are set by the postmaster before
+ * any other process runs; trust_passed only goes from false to true.
  */
 typedef struct BgWalShared
 {
@@ -169,7 +172,7 @@ typedef struct BgWalShared
 	pg_atomic_uint32 requested; /* the postmaster's bloomguard.wal_log */
 	bool		announced;		/* the state the WAL stream carries */
 	XLogRecPtr	heartbeat_end;	/* end of our last ON record */
-	BgWalBelief belief;			/* standby: what replay has shown */
+	pg_atomic_uint32 belief;	/* standby: what replay has shown (BgWalBelief) */
 	XLogRecPtr	skip_upto;		/* records up to here predate loaded filters */
 	XLogRecPtr	trust_from;		/* replay must pass it before trusting */
 	pg_atomic_uint32 trust_passed;	/* replay has passed trust_from */
@@ -333,7 +336,7 @@ bg_wal_shmem_startup(void)
 		pg_atomic_init_u32(&bg_wal->requested, bg_wal_log ? 1 : 0);
 		bg_wal->announced = bg_wal_read_state();
 		bg_wal->heartbeat_end = InvalidXLogRecPtr;
-		bg_wal->belief = BG_BELIEF_UNKNOWN;
+		pg_atomic_init_u32(&bg_wal->belief, BG_BELIEF_UNKNOWN);
 		bg_wal->skip_upto = InvalidXLogRecPtr;
 		bg_wal->trust_from = InvalidXLogRecPtr;
 		pg_atomic_init_u32(&bg_wal->trust_passed, 1);
@@ -444,6 +447,25 @@ bg_wal_heartbeat(void)
 }
 
 /*
+ * Begin a record of the feed: if keys are logged, return true holding the
+ * wal lock in shared mode (release it with LWLockRelease(bg_wal->lock)
+ * once the record is inserted); otherwise return false.  The decision is
+ * taken under the lock, which is what the switch's proof needs.
+ */
+static bool
+bg_wal_logging(void)
+{
+	if (bg_wal == NULL)
+		return false;
+	bg_wal_sync();
+	LWLockAcquire(bg_wal->lock, LW_SHARED);
+	if (bg_wal->announced)
+		return true;
+	LWLockRelease(bg_wal->lock);
+	return false;
+}
+
+/*
  * Write the KEYS record of one flush (feed.c), if keys are logged: the
  * digests of nkeys keys for every generation and nmoved for a generation
  * being built, ncols each.
@@ -454,25 +476,20 @@ bg_wal_log_keys(Oid relid, int ncols, const uint64 *keys, int nkeys,
 {
 	xl_bloomguard_keys xlrec;
 
-	if (bg_wal == NULL)
+	if (!bg_wal_logging())
 		return;
-	bg_wal_sync();
-	LWLockAcquire(bg_wal->lock, LW_SHARED);
-	if (bg_wal->announced)
-	{
-		bg_wal_header(&xlrec.h, MyDatabaseId, relid);
-		xlrec.ncols = (uint16) ncols;
-		xlrec.flags = 0;
-		xlrec.nkeys = (uint32) nkeys;
-		xlrec.nmoved = (uint32) nmoved;
-		XLogBeginInsert();
-		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-		if (nkeys > 0)
-			XLogRegisterData((char *) keys, (Size) nkeys * ncols * sizeof(uint64));
-		if (nmoved > 0)
-			XLogRegisterData((char *) moved, (Size) nmoved * ncols * sizeof(uint64));
-		(void) XLogInsert(BG_RMGR_ID, XLOG_BLOOMGUARD_KEYS);
-	}
+	bg_wal_header(&xlrec.h, MyDatabaseId, relid);
+	xlrec.ncols = (uint16) ncols;
+	xlrec.flags = 0;
+	xlrec.nkeys = (uint32) nkeys;
+	xlrec.nmoved = (uint32) nmoved;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	if (nkeys > 0)
+		XLogRegisterData((char *) keys, (Size) nkeys * ncols * sizeof(uint64));
+	if (nmoved > 0)
+		XLogRegisterData((char *) moved, (Size) nmoved * ncols * sizeof(uint64));
+	(void) XLogInsert(BG_RMGR_ID, XLOG_BLOOMGUARD_KEYS);
 	LWLockRelease(bg_wal->lock);
 }
 
@@ -486,18 +503,13 @@ bg_wal_log_untrust(Oid relid, const char *why)
 {
 	xl_bloomguard_untrust xlrec;
 
-	if (bg_wal == NULL)
+	if (!bg_wal_logging())
 		return;
-	bg_wal_sync();
-	LWLockAcquire(bg_wal->lock, LW_SHARED);
-	if (bg_wal->announced)
-	{
-		bg_wal_header(&xlrec.h, MyDatabaseId, relid);
-		XLogBeginInsert();
-		XLogRegisterData((char *) &xlrec, offsetof(xl_bloomguard_untrust, why));
-		XLogRegisterData((char *) why, strlen(why) + 1);
-		(void) XLogInsert(BG_RMGR_ID, XLOG_BLOOMGUARD_UNTRUST);
-	}
+	bg_wal_header(&xlrec.h, MyDatabaseId, relid);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, offsetof(xl_bloomguard_untrust, why));
+	XLogRegisterData((char *) why, strlen(why) + 1);
+	(void) XLogInsert(BG_RMGR_ID, XLOG_BLOOMGUARD_UNTRUST);
 	LWLockRelease(bg_wal->lock);
 }
 
@@ -510,17 +522,12 @@ bg_wal_log_forget(Oid dbid, Oid relid)
 {
 	xl_bloomguard_header xlrec;
 
-	if (bg_wal == NULL)
+	if (!bg_wal_logging())
 		return;
-	bg_wal_sync();
-	LWLockAcquire(bg_wal->lock, LW_SHARED);
-	if (bg_wal->announced)
-	{
-		bg_wal_header(&xlrec, dbid, relid);
-		XLogBeginInsert();
-		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
-		(void) XLogInsert(BG_RMGR_ID, XLOG_BLOOMGUARD_FORGET);
-	}
+	bg_wal_header(&xlrec, dbid, relid);
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	(void) XLogInsert(BG_RMGR_ID, XLOG_BLOOMGUARD_FORGET);
 	LWLockRelease(bg_wal->lock);
 }
 
@@ -541,8 +548,6 @@ bg_wal_untrust(Oid relid, const char *why)
 bool
 bg_wal_standby_trusts(void)
 {
-	bool		result;
-
 	if (!RecoveryInProgress())
 		return true;
 	if (bg_wal == NULL)
@@ -553,10 +558,7 @@ bg_wal_standby_trusts(void)
 			return false;
 		pg_atomic_write_u32(&bg_wal->trust_passed, 1);
 	}
-	LWLockAcquire(bg_wal->lock, LW_SHARED);
-	result = bg_wal->belief == BG_BELIEF_ON;
-	LWLockRelease(bg_wal->lock);
-	return result;
+	return pg_atomic_read_u32(&bg_wal->belief) == BG_BELIEF_ON;
 }
 
 /*
@@ -572,9 +574,7 @@ bg_wal_standby_why_not(void)
 		return NULL;
 	if (bg_wal == NULL)
 		return "the standby does not receive keys";
-	LWLockAcquire(bg_wal->lock, LW_SHARED);
-	belief = bg_wal->belief;
-	LWLockRelease(bg_wal->lock);
+	belief = (BgWalBelief) pg_atomic_read_u32(&bg_wal->belief);
 	if (belief == BG_BELIEF_OFF)
 		return "bloomguard.wal_log is off on the primary";
 	if (belief == BG_BELIEF_UNKNOWN)
@@ -595,7 +595,7 @@ bg_wal_begin_standby_build(void)
 	if (!bg_wal_standby_trusts())
 		return false;
 	LWLockAcquire(bg_wal->lock, LW_SHARED);
-	if (bg_wal->belief != BG_BELIEF_ON)
+	if (pg_atomic_read_u32(&bg_wal->belief) != BG_BELIEF_ON)
 	{
 		LWLockRelease(bg_wal->lock);
 		return false;
@@ -619,7 +619,7 @@ bg_wal_end_standby_build(void)
 void
 bg_wal_loaded(XLogRecPtr lsn)
 {
-	bg_wal->belief = BG_BELIEF_ON;
+	pg_atomic_write_u32(&bg_wal->belief, BG_BELIEF_ON);
 	bg_wal->skip_upto = lsn;
 	bg_wal->trust_from = lsn;
 	pg_atomic_write_u32(&bg_wal->trust_passed, 0);
@@ -635,7 +635,7 @@ bg_wal_loaded(XLogRecPtr lsn)
 bool
 bg_wal_standby_saveable(XLogRecPtr *lsn)
 {
-	if (bg_wal == NULL || bg_wal->belief != BG_BELIEF_ON)
+	if (bg_wal == NULL || pg_atomic_read_u32(&bg_wal->belief) != BG_BELIEF_ON)
 		return false;
 	if (pg_atomic_read_u32(&bg_wal->trust_passed) == 0)
 		*lsn = Max(*lsn, bg_wal->trust_from);
@@ -665,10 +665,10 @@ bg_redo_state(bool on, bool current)
 	if (!current)
 		return;
 	if (on)
-		bg_wal->belief = BG_BELIEF_ON;
-	else if (bg_wal->belief != BG_BELIEF_OFF)
+		pg_atomic_write_u32(&bg_wal->belief, BG_BELIEF_ON);
+	else if (pg_atomic_read_u32(&bg_wal->belief) != BG_BELIEF_OFF)
 	{
-		bg_wal->belief = BG_BELIEF_OFF;
+		pg_atomic_write_u32(&bg_wal->belief, BG_BELIEF_OFF);
 		/* under the lock: a standby build publishing now sees it (above) */
 		bg_untrust_all("bloomguard.wal_log is off on the primary");
 	}
@@ -691,9 +691,14 @@ bg_redo_keys(const xl_bloomguard_keys *xlrec, Size len, bool current)
 					  "a bloomguard WAL record could not be applied");
 		return;
 	}
-	LWLockAcquire(bg_wal->lock, LW_EXCLUSIVE);
-	bg_redo_state(true, current);
-	LWLockRelease(bg_wal->lock);
+	/* redo alone changes these during recovery: no lock to see no change */
+	if (!bg_wal->announced ||
+		(current && pg_atomic_read_u32(&bg_wal->belief) != BG_BELIEF_ON))
+	{
+		LWLockAcquire(bg_wal->lock, LW_EXCLUSIVE);
+		bg_redo_state(true, current);
+		LWLockRelease(bg_wal->lock);
+	}
 
 	if (xlrec->h.dbid != ref_dbid || xlrec->h.relid != ref_relid)
 	{

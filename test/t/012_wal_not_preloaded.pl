@@ -17,11 +17,8 @@ use BloomGuard::Test;
 
 my $primary = bg_node('primary', "bloomguard.maintenance_interval = 1\n", allows_streaming => 1);
 $primary->start;
-$primary->safe_psql('postgres', q{
-	CREATE EXTENSION bloomguard;
-	CREATE TABLE t (id int PRIMARY KEY);
-	INSERT INTO t SELECT generate_series(1, 1000);
-});
+$primary->safe_psql('postgres',
+	q{CREATE EXTENSION bloomguard; CREATE TABLE t AS SELECT generate_series(1, 1000) AS id; ALTER TABLE t ADD PRIMARY KEY (id)});
 $primary->safe_psql('postgres', q{SELECT bloomguard_attach('t')});
 $primary->backup('bk');
 

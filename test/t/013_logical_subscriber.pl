@@ -8,7 +8,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 use BloomGuard::Test;
@@ -34,31 +33,17 @@ is($sub->safe_psql('postgres', q{SELECT count(*) FROM t WHERE bloomguard_check('
 	'0', 'subscriber: the initial rows are in its filter');
 
 # the publisher writes; the subscriber checks what it sees, all along
-my $script = $pub->basedir . '/load.sql';
-open(my $fh, '>', $script) or die;
-print $fh q{
+my ($out, $rounds, $bad) = bg_under_load($pub, q{
 \set k random(100000, 900000000)
 BEGIN;
 INSERT INTO t VALUES (:k, 'p') ON CONFLICT DO NOTHING;
 UPDATE t SET id = -id WHERE id = :k;
 INSERT INTO t VALUES (:k + 1, 'p') ON CONFLICT DO NOTHING;
 END;
-};
-close($fh);
-my ($out, $err) = ('', '');
-my $load = IPC::Run::start(
-	[ 'pgbench', '-n', '-c', '2', '-j', '2', '-T', '5', '-f', $script,
-	  '-h', $pub->host, '-p', $pub->port, 'postgres' ],
-	'>', \$out, '2>', \$err);
-my ($rounds, $bad) = (0, 0);
-while ($load->pumpable)
-{
-	$bad += $sub->safe_psql('postgres', q{
+}, 5, sub {
+	return $sub->safe_psql('postgres', q{
 		SELECT count(*) FROM t WHERE bloomguard_check('t', id) = 'absent' OR NOT guarded_exists('t', id)});
-	$rounds++;
-	$load->pump_nb;
-}
-$load->finish;
+});
 like($out, qr/number of failed transactions: 0/, 'the publisher load ran');
 cmp_ok($rounds, '>=', 3, "the subscriber was checked during the load ($rounds checks)");
 is($bad, 0, 'subscriber: no replicated key was ever absent');
