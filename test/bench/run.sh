@@ -193,6 +193,16 @@ export PGOPTIONS="-c client_min_messages=warning"
 PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$tmp" -p "$PGPORT")
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE bench" >/dev/null
 sq() { "${PSQL[@]}" -d bench "$@"; }
+# Run one statement in a session of its own and print its milliseconds of
+# wall time and of CPU time of the backend that ran it (from
+# /proc/self/schedstat, read by the backend itself): the CPU time is what
+# the work cost, which other processes on a shared machine disturb far
+# less than the wall time.
+sq_wall_cpu() {
+	local cpu='SELECT split_part(pg_read_file($$/proc/self/schedstat$$), $$ $$, 1)'
+	sq -c "$cpu" -c '\timing on' -c "$1" -c '\timing off' -c "$cpu" |
+		awk '/^Time: / {w = $2; next} /^[0-9]+$/ {c[n++] = $1} END {printf "%s %.3f\n", w, (c[1] - c[0]) / 1e6}'
+}
 # Run SQL with \timing and print the milliseconds of the last statement.
 sq_ms() {
 	local out
@@ -527,9 +537,10 @@ $extra
 CHECKPOINT;
 EOF
 		lsn0=$(sq -c "SELECT pg_current_wal_insert_lsn()")
-		ms=$(sq_ms -c "COPY c_$v FROM '$tmp/copy.dat'")
+		read -r ms cpu <<<"$(sq_wall_cpu "COPY c_$v FROM '$tmp/copy.dat'")"
 		wal=$(sq -c "SELECT pg_current_wal_insert_lsn() - '$lsn0'::pg_lsn")
 		rec copy rows "$v" "$r" "$ms" ms
+		rec copy cpu "$v" "$r" "$cpu" ms
 		rec walbytes rows "$v" "$r" "$(calc "$wal / $ROWS")" bytes/row
 		if [ "$v" = on ] && [ "$r" = 1 ]; then
 			# every copied key must be 'maybe' and found
@@ -564,6 +575,29 @@ EOF
 	[ "$miss" = 0 ] || bad "INSERT: $miss inserted keys not found through the guard"
 done
 sq -c "DROP TABLE ins_plain, ins_off, ins_on" >/dev/null
+
+NTX=$((ROWS / 50))
+say "write cost: $NTX single-row INSERT transactions in a server-side loop (CPU time per transaction)"
+for r in $(seq 1 "$ROUNDS"); do
+	for v in $(rotate "$r" plain off on); do
+		case $v in
+		off | on) set_wal_log "$v" && extra="SELECT bloomguard_attach('tx_$v', 5000000);" ;;
+		*) extra="" ;;
+		esac
+		sq >/dev/null <<EOF
+DROP TABLE IF EXISTS tx_$v;
+CREATE TABLE tx_$v (id bigserial PRIMARY KEY);
+$extra
+CHECKPOINT;
+EOF
+		read -r ms cpu <<<"$(sq_wall_cpu "DO \$\$ BEGIN FOR i IN 1..$NTX LOOP INSERT INTO tx_$v DEFAULT VALUES; COMMIT; END LOOP; END \$\$")"
+		rec txloop wall "$v" "$r" "$(calc "1000 * $ms / $NTX")" us/txn
+		rec txloop cpu "$v" "$r" "$(calc "1000 * $cpu / $NTX")" us/txn
+	done
+done
+miss=$(sq -c "SELECT count(*) FROM tx_on WHERE NOT guarded_exists('tx_on', id)")
+[ "$miss" = 0 ] || bad "INSERT loop: $miss inserted keys not found through the guard"
+sq -c "DROP TABLE tx_plain, tx_off, tx_on" >/dev/null
 set_wal_log off
 
 # ---------------------------------------------------------------- rebuild
@@ -706,10 +740,14 @@ for r in $(seq 1 "$ROUNDS"); do
 			-f "$sc/replay.sql" bench >"$tmp/replay.pgb" 2>&1 || bad "replay: pgbench failed: $(tail -2 "$tmp/replay.pgb")"
 		lsn1=$(sq -c "SELECT pg_current_wal_insert_lsn()")
 		until [ "$(ssq -c "SELECT pg_last_wal_receive_lsn() >= '$lsn1'::pg_lsn")" = t ]; do sleep 0.05; done
+		startup=$(ssq -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'startup'")
+		cpu0=$(cut -d' ' -f1 "/proc/$startup/schedstat")
 		ms=$(ssq -c '\timing on' -c "DO \$\$ BEGIN PERFORM pg_wal_replay_resume();
 			WHILE pg_last_wal_replay_lsn() < '$lsn1'::pg_lsn LOOP PERFORM pg_sleep(0.001); END LOOP; END \$\$" |
 			sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
+		cpu1=$(cut -d' ' -f1 "/proc/$startup/schedstat")
 		rec replay rows "$v" "$r" "$ms" ms
+		rec replay cpu "$v" "$r" "$(calc "($cpu1 - $cpu0) / 1e6")" ms
 		rec replay walmb "$v" "$r" "$(sq -c "SELECT round(('$lsn1'::pg_lsn - '$lsn0'::pg_lsn) / 1048576.0, 3)")" MB
 		if [ "$v" = on ]; then
 			miss=$(ssq -c "SELECT count(*) FROM rep WHERE bloomguard_check('rep', id) <> 'maybe'")
@@ -825,7 +863,11 @@ for v in on off; do
 	g=$(med copy rows "$v") x=$(rmed copy rows "$v" rows trigger)
 	if [ "$v" = on ]; then goal="≤ 1.08×" verdict=$(le "$x" 1.08); else goal="" verdict=""; fi
 	row "COPY of $ROWS rows: do-nothing C trigger vs guarded, bloomguard.wal_log $v" "$(f0 "$tr_") ms" "$(f0 "$g") ms" "$(rfx copy rows "$v" rows trigger)" "$goal" "$verdict"
+	x=$(rmed copy cpu "$v" cpu trigger)
+	if [ "$v" = on ]; then verdict=$(le "$x" 1.08); fi
+	row "COPY of $ROWS rows, backend CPU time: do-nothing C trigger vs guarded, bloomguard.wal_log $v" "$(f0 "$(med copy cpu trigger)") ms" "$(f0 "$(med copy cpu "$v")") ms" "$(rfx copy cpu "$v" cpu trigger)" "$goal" "$verdict"
 done
+row "COPY of $ROWS rows, backend CPU time: plain table vs do-nothing C trigger" "$(f0 "$(med copy cpu plain)") ms" "$(f0 "$(med copy cpu trigger)") ms" "$(rfx copy cpu trigger cpu plain)" "" ""
 p=$(med copy rows plain)
 row "COPY of $ROWS rows: plain table vs do-nothing C trigger (the floor of a row-trigger feed)" "$(f0 "$p") ms" "$(f0 "$tr_") ms" "$(rfx copy rows trigger rows plain)" "" ""
 row "COPY of $ROWS rows: plain table vs guarded, bloomguard.wal_log on" "$(f0 "$p") ms" "$(f0 "$(med copy rows on)") ms" "$(rfx copy rows on rows plain)" "" ""
@@ -834,8 +876,12 @@ p=$(med insert rows plain)
 for v in off on; do
 	row "single-row INSERT (pgbench): unguarded vs guarded, bloomguard.wal_log $v" "$(f0 "$p") rows/s" "$(f0 "$(med insert rows "$v")") rows/s" "$(rfx insert rows "$v" rows plain)" "" ""
 done
+for v in off on; do
+	row "$NTX single-row INSERT transactions, server-side loop, backend CPU per transaction: unguarded vs guarded, bloomguard.wal_log $v" "$(f2 "$(med txloop cpu plain)") µs" "$(f2 "$(med txloop cpu "$v")") µs" "$(rfx txloop cpu "$v" cpu plain)" "" ""
+done
 row "time from pg_ctl start to a trusted guard of $RROWS rows: rescanned vs loaded" "$(f0 "$(med restart big rescan)") ms" "$(f0 "$(med restart big loaded)") ms" "$(rfx restart big loaded big rescan)" "" ""
 row "standby replay of $CLIENTS x $RTXNS single-row INSERTs: without vs with the key records" "$(f0 "$(med replay rows off)") ms" "$(f0 "$(med replay rows on)") ms" "$(rfx replay rows on rows off)" "" ""
+row "standby replay of that load, startup process CPU time: without vs with the key records" "$(f0 "$(med replay cpu off)") ms" "$(f0 "$(med replay cpu on)") ms" "$(rfx replay cpu on cpu off)" "" ""
 row "WAL written by that load: without vs with the key records" "$(f2 "$(med replay walmb off)") MB" "$(f2 "$(med replay walmb on)") MB" "$(rfx replay walmb on walmb off)" "" ""
 for tbl in t h; do
 	name=$([ $tbl = t ] && echo "bigint" || echo "sha256 bytea")
@@ -983,6 +1029,7 @@ fi
 	echo "- Server-side loop: one statement makes $CALLS lookups (count(*) FILTER (WHERE guarded_exists(...)) against a per-row scalar EXISTS sub-select over generate_series), timed by psql, so only server CPU per call counts. Unlike pgbench, where each execution of a prepared statement starts a new executor and with it a new guarded_exists() call cache (fn_extra), the loop reuses one cache: the difference between the two shows the per-execution set-up cost. The 'no lookup' row is the loop and key expression alone."
 	echo "- Buffers: EXPLAIN (ANALYZE, BUFFERS) of one statement per key, shared hit + read of the top plan node (which includes what the function reads: see the present-key rows). Definite negatives are the absent keys that bloomguard_check() calls 'absent'."
 	echo "- COPY: server-side COPY FROM a file into a fresh table with a primary key: plain; with a do-nothing C AFTER INSERT OR UPDATE FOR EACH ROW trigger compiled by the script (the floor of any row-trigger feed); guarded (attached with capacity = rows before the COPY) with bloomguard.wal_log off and on. CHECKPOINT before each; the four variants rotate their order from round to round. WAL bytes per row: pg_current_wal_insert_lsn() around the COPY (full_page_writes is off). INSERT: pgbench, one DEFAULT VALUES row (bigserial key) per transaction into a fresh table, unguarded and guarded with bloomguard.wal_log off and on."
+	echo "- CPU time: the backend's own time on a CPU, from /proc/self/schedstat read before and after the statement in the same session (the standby's startup process likewise, from /proc/PID/schedstat): on a machine shared with other work the wall time moves with the contention for the cores, the CPU time far less. INSERT loop: one DO block running $NTX transactions of one DEFAULT VALUES row each (COMMIT in the loop)."
 	echo "- Restart: a table of $RROWS bigint keys, guarded; pg_ctl stop -m fast, then the time from pg_ctl start to the first bloomguard_check() that answers 'absent' (a trusted guard), with the file saved at the shutdown (loaded) and with it removed (the background worker rescans the table), alternating."
 	echo "- Replay: a streaming standby (pg_basebackup -R) with the library preloaded and its own guard of the table ready; replay is paused, the primary runs $CLIENTS pgbench clients of $RTXNS single-row INSERT transactions each into a guarded table, the standby receives the WAL, then the time from pg_wal_replay_resume() to the replay position reaching the primary's end is measured server-side, with bloomguard.wal_log off and on, alternating."
 	echo "- Rebuild: bloomguard_rebuild() against SELECT count(*) with index scans off (a sequential scan), on the same table, in fresh sessions."
