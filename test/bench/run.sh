@@ -509,6 +509,22 @@ set_wal_log() {
 	done
 	sq -c "INSERT INTO wal_switch DEFAULT VALUES" >/dev/null
 }
+# A fresh table $1 (key column of type $3) for variant $2: plain, with the
+# do-nothing trigger, or guarded (capacity $4) with bloomguard.wal_log off
+# or on; then a checkpoint.
+fresh_table() {
+	local extra=""
+	case $2 in
+	trigger) extra="CREATE TRIGGER noop AFTER INSERT OR UPDATE ON $1 FOR EACH ROW EXECUTE FUNCTION noop_trigger();" ;;
+	off | on) set_wal_log "$2" && extra="SELECT bloomguard_attach('$1', $4);" ;;
+	esac
+	sq >/dev/null <<EOF
+DROP TABLE IF EXISTS $1;
+CREATE TABLE $1 (id $3 PRIMARY KEY);
+$extra
+CHECKPOINT;
+EOF
+}
 # The variants after the round number, rotated so that each comes first in turn.
 rotate() {
 	local r=$1
@@ -525,17 +541,7 @@ say "write cost: COPY of $ROWS rows into a plain table, one with a do-nothing tr
 sq -c "COPY (SELECT g FROM generate_series(1, $ROWS) g) TO '$tmp/copy.dat'"
 for r in $(seq 1 "$ROUNDS"); do
 	for v in $(rotate "$r" plain trigger off on); do
-		case $v in
-		trigger) extra="CREATE TRIGGER noop AFTER INSERT OR UPDATE ON c_$v FOR EACH ROW EXECUTE FUNCTION noop_trigger();" ;;
-		off | on) set_wal_log "$v" && extra="SELECT bloomguard_attach('c_$v', $ROWS);" ;;
-		*) extra="" ;;
-		esac
-		sq >/dev/null <<EOF
-DROP TABLE IF EXISTS c_$v;
-CREATE TABLE c_$v (id bigint PRIMARY KEY);
-$extra
-CHECKPOINT;
-EOF
+		fresh_table "c_$v" "$v" bigint "$ROWS"
 		lsn0=$(sq -c "SELECT pg_current_wal_insert_lsn()")
 		read -r ms cpu <<<"$(sq_wall_cpu "COPY c_$v FROM '$tmp/copy.dat'")"
 		wal=$(sq -c "SELECT pg_current_wal_insert_lsn() - '$lsn0'::pg_lsn")
@@ -559,16 +565,7 @@ for v in plain off on; do
 done
 for r in $(seq 1 "$ROUNDS"); do
 	for v in $(rotate "$r" plain off on); do
-		case $v in
-		off | on) set_wal_log "$v" && extra="SELECT bloomguard_attach('ins_$v', 5000000);" ;;
-		*) extra="" ;;
-		esac
-		sq >/dev/null <<EOF
-DROP TABLE IF EXISTS ins_$v;
-CREATE TABLE ins_$v (id bigserial PRIMARY KEY);
-$extra
-CHECKPOINT;
-EOF
+		fresh_table "ins_$v" "$v" bigserial 5000000
 		if tps=$(pgb "$sc/insert.$v.sql"); then rec insert rows "$v" "$r" "$tps" rows/s; else bad "pgbench insert $v round $r"; fi
 	done
 	miss=$(sq -c "SELECT count(*) FROM ins_on WHERE NOT guarded_exists('ins_on', id)")
@@ -580,16 +577,7 @@ NTX=$((ROWS / 50))
 say "write cost: $NTX single-row INSERT transactions in a server-side loop (CPU time per transaction)"
 for r in $(seq 1 "$ROUNDS"); do
 	for v in $(rotate "$r" plain off on); do
-		case $v in
-		off | on) set_wal_log "$v" && extra="SELECT bloomguard_attach('tx_$v', 5000000);" ;;
-		*) extra="" ;;
-		esac
-		sq >/dev/null <<EOF
-DROP TABLE IF EXISTS tx_$v;
-CREATE TABLE tx_$v (id bigserial PRIMARY KEY);
-$extra
-CHECKPOINT;
-EOF
+		fresh_table "tx_$v" "$v" bigserial 5000000
 		read -r ms cpu <<<"$(sq_wall_cpu "DO \$\$ BEGIN FOR i IN 1..$NTX LOOP INSERT INTO tx_$v DEFAULT VALUES; COMMIT; END LOOP; END \$\$")"
 		rec txloop wall "$v" "$r" "$(calc "1000 * $ms / $NTX")" us/txn
 		rec txloop cpu "$v" "$r" "$(calc "1000 * $cpu / $NTX")" us/txn

@@ -244,6 +244,15 @@ wait_ready($standby_a, 'standby a after wal_log on again');
 is($standby_a->safe_psql('postgres', q{SELECT count(*) FROM t WHERE bloomguard_check('t', id) <> 'maybe'}),
 	'0', 'standby a: every key is in the rebuilt filter');
 
+# on a standby, bloomguard_rebuild() builds the standby's own filter;
+# attach and detach write, and refuse
+my $gen_a2 = $standby_a->safe_psql('postgres', q{SELECT generation FROM bloomguard_health});
+$standby_a->safe_psql('postgres', q{SELECT bloomguard_rebuild('t')});
+is($standby_a->safe_psql('postgres', qq{SELECT state || ':' || source || ':' || (generation = $gen_a2 + 1)::text FROM bloomguard_health}),
+	'ready:built:true', 'standby a: bloomguard_rebuild() built a new generation locally');
+my ($ret, $stdout, $stderr) = $standby_a->psql('postgres', q{SELECT bloomguard_attach('t')});
+like($stderr, qr/ERROR:  cannot change guards during recovery/, 'standby a: attach refuses during recovery');
+
 # promotion keeps the guard trusted; the promoted node feeds it
 $primary->wait_for_catchup($standby_b);
 wait_ready($standby_b, 'standby b after wal_log on again');

@@ -12,7 +12,9 @@ use FindBin;
 use lib "$FindBin::RealBin/../lib";
 use BloomGuard::Test;
 
-my $pub = bg_node('publisher', "", allows_streaming => 'logical');
+# the publisher guards its table too and logs the keys: logical decoding
+# passes the KEYS records by (the resource manager has no decode callback)
+my $pub = bg_node('publisher', "bloomguard.wal_log = on\n", allows_streaming => 'logical');
 my $sub = bg_node('subscriber', "bloomguard.maintenance_interval = 1\n");
 $pub->start;
 $sub->start;
@@ -23,7 +25,9 @@ for my $node ($pub, $sub)
 $pub->safe_psql('postgres', q{
 	INSERT INTO t SELECT g, 'p' FROM generate_series(1, 10000) g;
 	CREATE PUBLICATION p FOR TABLE t;
+	CREATE EXTENSION bloomguard;
 });
+$pub->safe_psql('postgres', q{SELECT bloomguard_attach('t', 100000)});
 $sub->safe_psql('postgres', q{CREATE EXTENSION bloomguard});
 my $connstr = $pub->connstr . ' dbname=postgres';
 $sub->safe_psql('postgres', qq{CREATE SUBSCRIPTION s CONNECTION '$connstr' PUBLICATION p});
@@ -49,6 +53,8 @@ cmp_ok($rounds, '>=', 3, "the subscriber was checked during the load ($rounds ch
 is($bad, 0, 'subscriber: no replicated key was ever absent');
 
 $pub->wait_for_catchup('s');
+ok($pub->log_contains('bloomguard.wal_log is on from WAL position'),
+	'the publisher wrote its keys to the WAL that logical decoding read');
 is($sub->safe_psql('postgres', q{SELECT count(*) FROM t}),
 	$pub->safe_psql('postgres', q{SELECT count(*) FROM t}), 'subscriber: every row arrived');
 is($sub->safe_psql('postgres', q{
