@@ -6,6 +6,9 @@ OBJS = \
 	src/filter.o \
 	src/shmem.o \
 	src/slot.o \
+	src/wal.o \
+	src/persist.o \
+	src/feed.o \
 	src/registry.o \
 	src/pending.o \
 	src/statement.o \
@@ -33,7 +36,7 @@ PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 REGRESS = attach types writepaths lookup security errors health coverage hardening planner partition upgrade
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
-ISOLATION = attach_race rebuild_race attach_deadlock planner_race partition_race
+ISOLATION = attach_race rebuild_race attach_deadlock planner_race partition_race feed_buffer
 ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
 
 TAP_TESTS = 1

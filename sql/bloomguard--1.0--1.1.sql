@@ -62,6 +62,8 @@ CREATE FUNCTION @extschema@.bloomguard_guard_stats(
     OUT stats_reset pg_catalog.timestamptz,
     OUT memory_in_use pg_catalog.int8,
     OUT max_memory pg_catalog.int8,
+    OUT source pg_catalog.text,
+    OUT source_at pg_catalog.timestamptz,
     OUT parent pg_catalog.oid)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'bloomguard_guard_stats_1_1'
@@ -138,6 +140,8 @@ SELECT j.relid::pg_catalog.regclass AS relation,
        j.last_error,
        j.stats_reset,
        j.feed,
+       j.source,
+       j.source_at,
        j.parent::pg_catalog.regclass AS parent
   FROM judged j;
 

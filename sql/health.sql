@@ -13,6 +13,9 @@ SELECT bloomguard_attach('t_seed', 50, 0.02);
 SELECT status, reasons, state, capacity, error_rate, bits, hashes, n_added, load, fill,
        estimated_keys, theoretical_fp, probes, probe_hits, actual_fp, advice
   FROM bloomguard_health WHERE relation = 't_seed'::regclass;
+-- where the filter came from: a scan on this node, when it became ready
+SELECT source, source_at = built_at AS at_build
+  FROM bloomguard_health WHERE relation = 't_seed'::regclass;
 -- exactly 50 adds: load is 1.0, which is still healthy (the rule says >);
 -- the fill is about 0.5 and the estimate about 50
 INSERT INTO t_seed SELECT generate_series(1, 50);

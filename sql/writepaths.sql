@@ -331,6 +331,32 @@ SELECT guarded_exists('wp_subxact', 5) AS guarded,
 SELECT bloomguard_detach('wp_subxact');
 DROP TABLE wp_subxact;
 
+-- the writer's own lookups: its keys wait in its feed buffer, and a
+-- PL/pgSQL simple expression starts no statement that would flush them,
+-- so the lookup flushes the table's keys itself before asking the filter
+CREATE TABLE wp_own (id int PRIMARY KEY);
+SELECT bloomguard_attach('wp_own', 10000);
+DO $$
+DECLARE
+  lost int := 0;
+  said_absent int := 0;
+BEGIN
+  FOR i IN 1..200 LOOP
+    INSERT INTO wp_own VALUES (i);
+    IF NOT guarded_exists('wp_own', i) THEN
+      lost := lost + 1;
+    END IF;
+    IF bloomguard_check('wp_own', i) = 'absent' THEN
+      said_absent := said_absent + 1;
+    END IF;
+  END LOOP;
+  RAISE NOTICE 'own inserts not found: %, said absent: %', lost, said_absent;
+END $$;
+SELECT count(*) FILTER (WHERE bloomguard_check('wp_own', id) <> 'maybe') AS wrongly_absent
+  FROM wp_own;
+SELECT bloomguard_detach('wp_own');
+DROP TABLE wp_own;
+
 -- INSERT then DELETE
 CREATE TABLE wp_delete (id int PRIMARY KEY, payload text);
 SELECT bloomguard_attach('wp_delete', 10000);

@@ -241,6 +241,7 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	bg_require_loaded();
 	bg_require_relation_arg(fcinfo);
 	relid = PG_GETARG_OID(0);
+	bg_check_not_in_recovery();
 	PreventInTransactionBlock(true, "bloomguard_attach()");
 
 	rel = relation_open(relid, AccessShareLock);
@@ -375,6 +376,7 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 	Relation	rel;
 
 	bg_require_loaded();
+	bg_check_not_in_recovery();
 	rel = try_relation_open(relid, AccessShareLock);
 	if (rel == NULL)
 	{

@@ -12,6 +12,11 @@
  *	shmem.c		shared memory: the guard slot table, filter memory and caps,
  *				and the locking rules
  *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust
+ *	wal.c		the WAL resource manager: key records for standbys and
+ *				recovery, redo, and the bloomguard.wal_log switch
+ *	persist.c	filters saved at a clean shutdown, loaded at the next start
+ *	feed.c		this backend's buffer of keys the trigger collected, and
+ *				when it is flushed into the filters (and the WAL)
  *	registry.c	the bloomguard_guards configuration table; ownership checks
  *	pending.c	what a transaction does to guards when it commits
  *	statement.c	which of this backend's own writes a lookup might see before
@@ -67,6 +72,7 @@ double		bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
 int			bg_maintenance_interval = BG_MAINTENANCE_INTERVAL_DEFAULT;
 bool		bg_auto_rebuild = true;
 bool		bg_background_worker = true;
+bool		bg_wal_log = false;
 
 void		_PG_init(void);
 
@@ -191,9 +197,23 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("bloomguard.wal_log",
+							 "Writes the feed's keys to the WAL, so that standbys can trust their filters.",
+							 "Every node that replays this server's WAL (standbys, and this server "
+							 "itself in recovery) must then have bloomguard in "
+							 "shared_preload_libraries. While it is off, no standby trusts a filter.",
+							 &bg_wal_log,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, bg_wal_log_assign, NULL);
+
 	MarkGUCPrefixReserved("bloomguard");
 
 	bg_shmem_init();
+	bg_wal_init();
+	bg_persist_init();
+	bg_feed_init();
 	bg_pending_init();
 	bg_statement_init();
 	bg_coverage_init();

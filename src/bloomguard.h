@@ -15,6 +15,7 @@
 #define BLOOMGUARD_H
 
 #include "access/attnum.h"
+#include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
 #include "storage/lockdefs.h"
@@ -28,6 +29,14 @@
 #define BLOOMGUARD_TRIGGER_NAME		"bloomguard"
 #define BLOOMGUARD_TRIGGER_FUNCTION	"bloomguard_trigger"
 #define BLOOMGUARD_REGISTRY_TABLE	"bloomguard_guards"
+
+/*
+ * bloomguard's custom WAL resource manager.  The id is one that
+ * https://wiki.postgresql.org/wiki/CustomWALResourceManagers does not
+ * list (128 is for experiments); README says which.
+ */
+#define BG_RMGR_ID					188
+#define BG_RMGR_NAME				"bloomguard"
 
 /* settings: defaults and limits */
 #define BG_MAX_MEMORY_DEFAULT		128		/* MB */
@@ -65,6 +74,7 @@ extern double bg_default_error_rate;
 extern int	bg_maintenance_interval;
 extern bool bg_auto_rebuild;
 extern bool bg_background_worker;
+extern bool bg_wal_log;
 
 /* A filter's place in the filter pool (shmem.c): an offset, 0 for none. */
 typedef uint64 BgFilterPtr;
@@ -100,6 +110,15 @@ typedef struct BgKeyIdentity
 	Oid			collations[INDEX_MAX_KEYS];
 } BgKeyIdentity;
 
+/* Where a guard's serving filter came from, as the health view shows it. */
+typedef enum BgSource
+{
+	BG_SOURCE_NONE = 0,			/* no filter */
+	BG_SOURCE_BUILT,			/* a scan on this node */
+	BG_SOURCE_LOADED,			/* the file saved at the last clean shutdown */
+	BG_SOURCE_REPLAYED			/* that file, then WAL replayed into it */
+} BgSource;
+
 /* A slot's traffic counters, kept in an array indexed by this. */
 typedef enum BgCounter
 {
@@ -132,6 +151,11 @@ typedef struct BgSlot
 	uint64		generation;		/* of the serving filter */
 	TimestampTz built_at;
 	double		build_seconds;
+	Oid			relfilenode;	/* the table's, as the serving filter knows it */
+	bool		relfilenode_verified;	/* checked against the catalogs */
+	bool		permanent;		/* the table is not unlogged */
+	BgSource	source;			/* where the serving filter came from */
+	TimestampTz source_at;		/* when it was built or loaded */
 	int			builder_pid;
 	bool		coverage_broken;	/* untrusted while a build was running */
 	TransactionId forget_xid;	/* free the slot once this xid has committed */
@@ -151,6 +175,22 @@ typedef struct BgSlotRef
 
 #define BG_SLOT_REF_INIT	{-1, 0, 0}
 
+/*
+ * A guard as the file of saved filters has it (persist.c): what a slot
+ * needs besides the filter itself.
+ */
+typedef struct BgSavedGuard
+{
+	Oid			dbid;
+	Oid			relid;
+	Oid			relfilenode;
+	BgKeyIdentity key;
+	TransactionId feed_version; /* BgSlot's: the feed function's row */
+	uint64		generation;
+	TimestampTz built_at;
+	double		build_seconds;
+} BgSavedGuard;
+
 /* A slot copied out under its lock, for readers of its numbers. */
 typedef struct BgSlotCopy
 {
@@ -159,9 +199,9 @@ typedef struct BgSlotCopy
 	BgState		state;
 	bool		has_filter;		/* the fields below the line are set */
 	Size		bytes;			/* both generations */
-	uint64		generation;
-	TimestampTz built_at;
-	double		build_seconds;
+	BgSavedGuard guard;			/* identity, generation, when built */
+	BgSource	source;
+	TimestampTz source_at;
 	int			builder_pid;
 	bool		building;
 	char		last_error[128];
@@ -250,7 +290,9 @@ extern void bg_require_loaded(void);
 extern bool bg_loaded(void);
 extern int	bg_slot_count(void);
 extern BgSlot *bg_slot(int index);
+extern bool bg_slot_find_in(Oid dbid, Oid relid, BgSlotRef *ref);
 extern bool bg_slot_find(Oid relid, BgSlotRef *ref);
+extern BgSlot *bg_slot_lock_in(BgSlotRef *ref, Oid dbid, Oid relid, LWLockMode mode);
 extern BgSlot *bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode);
 extern int	bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state);
 extern void bg_slot_release(Oid dbid, Oid relid);
@@ -265,6 +307,8 @@ extern void bg_filter_free(BgFilterPtr p, Size bytes);
 extern BloomFilter *bg_filter_addr(BgFilterPtr p);
 extern bool bg_memory_fits(Size bytes);
 extern Size bg_memory_in_use(void);
+extern BloomFilter *bg_slot_restore(const BgSavedGuard *g, Size bytes);
+extern void bg_slot_restore_abandon(const BgSavedGuard *g);
 
 /* slot.c */
 extern TransactionId bg_feed_version;
@@ -272,14 +316,47 @@ extern bool bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy);
 extern bool bg_slot_copy_rel(Oid relid, BgSlotCopy *copy);
 extern void bg_slot_bump(int index, BgCounter counter, uint64 n);
 extern int	bg_slot_index(BgSlotRef *ref, Oid relid);
-extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
+extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode,
+							const BgKeyIdentity *identity,
 							const uint64 *colhashes, int nkeys, bool nomatch,
 							int *slotindex);
-extern void bg_slot_feed(BgSlotRef *ref, Oid relid, const uint64 *colhashes,
-						 int nkeys, bool key_unchanged);
+extern bool bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode,
+							   int ncols, const uint64 *keys, int nkeys,
+							   const uint64 *moved, int nmoved);
+extern BloomFilter *bg_slot_saveable(int index, BgSavedGuard *g);
 extern bool bg_slot_probe(Oid relid, int32 n, uint64 *hits, BgState *state);
+extern void bg_untrust_in(Oid dbid, Oid relid, const char *why);
 extern void bg_untrust(Oid relid, const char *why);
+extern void bg_untrust_database(Oid dbid, const char *why);
+extern void bg_untrust_all(const char *why);
 extern void bg_note_error(Oid relid, const char *why, bool *changed);
+
+/* wal.c */
+extern void bg_wal_init(void);
+extern void bg_wal_log_assign(bool newval, void *extra);
+extern void bg_wal_sync(void);
+extern void bg_wal_heartbeat(void);
+extern void bg_wal_log_keys(Oid relid, int ncols, const uint64 *keys, int nkeys,
+							const uint64 *moved, int nmoved);
+extern void bg_wal_log_untrust(Oid relid, const char *why);
+extern void bg_wal_log_forget(Oid dbid, Oid relid);
+extern void bg_wal_untrust(Oid relid, const char *why);
+extern bool bg_wal_standby_trusts(void);
+extern const char *bg_wal_standby_why_not(void);
+extern bool bg_wal_begin_standby_build(void);
+extern void bg_wal_end_standby_build(void);
+extern void bg_wal_loaded(XLogRecPtr lsn);
+extern bool bg_wal_standby_saveable(XLogRecPtr *lsn);
+extern bool bg_wal_announced(void);
+
+/* persist.c */
+extern void bg_persist_init(void);
+
+/* feed.c */
+extern void bg_feed_init(void);
+extern void bg_feed_add(Relation rel, const uint64 *colhashes, int ncols, bool moved);
+extern void bg_feed_flush_rel(Oid relid);
+extern void bg_feed_flush_all(void);
 
 /* pending.c */
 extern void bg_pending_init(void);
@@ -366,6 +443,7 @@ typedef struct BgBuildState
 } BgBuildState;
 
 extern void bg_check_guardable(Relation rel);
+extern void bg_check_not_in_recovery(void);
 extern void bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 						   uint64 capacity, double error_rate, BgBuildState *bs);
 extern void bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs);

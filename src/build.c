@@ -11,8 +11,8 @@
  * problem): write new keys to both generations, scan, then swap.
  *
  *	1. Allocate the new generation and publish it in the slot as
- *	   "building", under the slot lock.  From now on the trigger adds every
- *	   key it sees to both the serving and the building generation.
+ *	   "building", under the slot lock.  From now on every flush of keys
+ *	   (feed.c) adds them to both the serving and the building generation.
  *	2. Scan every heap page and add the key of every tuple that is not
  *	   provably dead to everyone (HeapTupleSatisfiesVacuum against the
  *	   oldest non-removable xid): committed rows, rows of in-progress and
@@ -21,16 +21,37 @@
  *	3. Swap: the new generation becomes the serving one, and the old one is
  *	   freed, under the slot lock held exclusively.
  *
- * Why no key can be missed.  Take any row version R that some snapshot can
- * see once the new generation serves.  R was heap-inserted at some time
- * t_ins, and its trigger fired at t_trig > t_ins (AFTER ROW triggers fire
- * at the end of the inserting statement, before it can commit; an UPDATE
- * fires the trigger for its new version too).  If t_trig is after step 1,
- * the trigger saw the building generation and added R.
- * Otherwise t_ins < step 1 < step 2's start, so R is on its page when the
- * scan reads it, and R is not dead to everyone (some snapshot sees it), so
- * the scan adds it.  The slot lock, buffer locks and the barrier in
- * bg_slot_lock() order these events across backends.
+ * Why no key can be missed.  The trigger does not set bits: it buffers
+ * keys, and the buffer is flushed into every live generation before the
+ * transaction can commit or prepare, and before this backend can need the
+ * keys (feed.c).  So the moment that matters is the flush, not the
+ * trigger.  Call a row version "fed" if its key goes through a flush after
+ * the version was created: an INSERT's version, and an UPDATE's new
+ * version when the UPDATE changed the key or put the version on another
+ * page than the old one (trigger.c).
+ *
+ * Take any row version R that some snapshot can see once the new
+ * generation serves, with key K.  Suppose first that R is fed.  R was
+ * heap-inserted at some time t_ins, and its key flushed at t_flush > t_ins
+ * (AFTER ROW triggers fire at the end of the inserting statement, and the
+ * flush follows the trigger, before the commit).  If t_flush is after step
+ * 1, the flush saw the building generation and added K.  Otherwise t_ins <
+ * t_flush < step 1 < step 2's start, so R is on its page when the scan
+ * reads it, and R is not dead to everyone (some snapshot sees it), so the
+ * scan adds K.
+ *
+ * If R is not fed, it is the new version of an UPDATE that kept the key on
+ * the same page p.  Follow R's predecessors back while they are not fed:
+ * they share R's key and page, back to a version R0 that is fed or was
+ * created before step 1.  If R0 is fed and was flushed after step 1, K was
+ * added.  Otherwise R0 was on p before step 1, and when the scan reads p
+ * (under p's content lock, so no update of p is half done) the newest
+ * version of the chain at that moment is on p: R0 or one of its same-page
+ * successors.  That version is not dead to everyone: its inserter
+ * committed or is still running (R descends from it), and it has no
+ * successor yet, since a successor would be on p too; if it is R itself,
+ * some snapshot sees it.  So the scan adds K.  The slot lock, buffer locks
+ * and the barrier in bg_slot_lock() order these events across backends.
  *
  * This covers what CREATE INDEX CONCURRENTLY needs two waits for, without
  * waiting: a writer that straddles step 1 (its row is in the heap, even if
@@ -38,18 +59,41 @@
  * a REPEATABLE READ transaction that can still see a row deleted before
  * the scan (RECENTLY_DEAD rows are added: no WaitForOlderSnapshots).  The
  * scan needs no snapshot of its own.  Pruning during the scan removes only
- * versions no snapshot can see; a version it removes before the scan gets
- * there was either dead to everyone or has a successor created after step
- * 1, and the trigger adds every version created after step 1 to the
- * generation being built, even when an UPDATE kept its key.  (With
- * old_snapshot_threshold, VACUUM may remove versions old snapshots can
- * still see; lookups do not trust filters while it is set.)  The extra
- * keys (uncommitted, aborted in progress, recently deleted) cost only
- * false positives.
+ * versions no snapshot can see, never the newest version of a chain, so it
+ * changes nothing above.  (With old_snapshot_threshold, VACUUM may remove
+ * versions old snapshots can still see; lookups do not trust filters while
+ * it is set.)  The extra keys (uncommitted, aborted in progress, recently
+ * deleted) cost only false positives.
  *
  * Builds of one table are serialized by the callers' ShareUpdateExclusive
  * lock on it, which also keeps the trigger from being disabled or dropped
  * (those need stronger locks) while a build runs.
+ *
+ * On a hot standby.  The standby builds its own filters (the launcher runs
+ * once the standby is consistent).  Its rows arrive by replay, and so do
+ * their keys: a KEYS record (wal.c) is written by the primary's flush,
+ * after the row's heap insert and before its commit, and the startup
+ * process replays them in that order, adding the keys to every live
+ * generation of the table's guard on this node.  So the argument above
+ * holds with "replay of the KEYS record" for the flush, and replay of the
+ * heap record for the heap insert: a fed version whose KEYS record is
+ * replayed after step 1 was added; otherwise its heap record was replayed
+ * before step 1, and the scan finds it (or, for a version that is not fed,
+ * the newest version of its chain on its page).  That needs the primary to
+ * have logged every flush since before step 1, which is why a standby
+ * publishes a generation only while it knows that it has (wal.c, under the
+ * wal lock), and why an OFF record marks a running build untrusted.  A
+ * standby never prunes pages itself; the primary's pruning arrives by
+ * replay, which removes only what the primary found dead to everyone, and
+ * conflicts with the scan's snapshot cancel the scan rather than remove a
+ * version it could still need.  What differs: only AccessShareLock can be
+ * taken on a table during recovery, so two builds of a table are
+ * serialized by the slot (a second one is refused while a generation is
+ * being built), and nothing keeps the trigger from changing meanwhile on
+ * the primary; but every such change is followed, before its commit
+ * record, by an UNTRUST record, whose replay marks a running build's
+ * generation untrusted (bg_untrust()).  A scan cancelled by a conflict
+ * with recovery is abandoned and the worker tries again (maintain.c).
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -80,6 +124,8 @@
 #include "utils/timestamp.h"
 
 #include "bloomguard.h"
+
+static void bg_check_standby_feed(Relation rel);
 
 /*
  * Scan every page of rel and add the key of every tuple that is not dead
@@ -274,11 +320,15 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 	BgFilterPtr dp;
 	BloomFilter *filter;
 	uint64		seed;
+	bool		standby;
 
 	memset(bs, 0, sizeof(BgBuildState));
 	bs->dp = InvalidBgFilterPtr;
 	bs->slotindex = slotindex;
 	bs->start = GetCurrentTimestamp();
+
+	if (RecoveryInProgress())
+		bg_check_standby_feed(rel);
 
 	bg_filter_size((int64) capacity, error_rate, &nbits, &nhashes, &bytes);
 
@@ -293,6 +343,14 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 		seed = pg_prng_uint64(&pg_global_prng_state);
 	bloom_init(filter, capacity, error_rate, nbits, nhashes, seed);
 
+	/* a standby publishes only while it receives every key (wal.c) */
+	standby = RecoveryInProgress();
+	if (standby && !bg_wal_begin_standby_build())
+	{
+		bg_filter_free(dp, bytes);
+		bg_check_standby_feed(rel);
+		elog(ERROR, "the standby stopped receiving keys");
+	}
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	if (slot->relid != RelationGetRelid(rel) || slot->dbid != MyDatabaseId ||
 		slot->state == BG_STATE_FREE || BgFilterPtrIsValid(slot->building))
@@ -300,6 +358,8 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 		bool		busy = BgFilterPtrIsValid(slot->building);
 
 		LWLockRelease(&slot->lock);
+		if (standby)
+			bg_wal_end_standby_build();
 		bg_filter_free(dp, bytes);
 		if (busy)
 			ereport(ERROR,
@@ -317,6 +377,8 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 	if (slot->state == BG_STATE_NOT_LOADED)
 		slot->state = BG_STATE_BUILDING;
 	LWLockRelease(&slot->lock);
+	if (standby)
+		bg_wal_end_standby_build();
 
 	bs->dp = dp;
 	bs->bytes = bytes;
@@ -397,6 +459,11 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	slot->feed_version = bg_feed_version;
 	slot->built_at = GetCurrentTimestamp();
 	slot->build_seconds = (double) (slot->built_at - bs->start) / USECS_PER_SEC;
+	slot->relfilenode = bg_rel_filenumber(rel);
+	slot->relfilenode_verified = true;
+	slot->permanent = rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
+	slot->source = BG_SOURCE_BUILT;
+	slot->source_at = slot->built_at;
 	if (broken)
 		slot->state = BG_STATE_UNTRUSTED;	/* keep last_error: the reason */
 	else
@@ -460,10 +527,35 @@ bg_check_guardable(Relation rel)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot guard table \"%s\" because it has inheritance children", name),
 				 errdetail("A query on the table also reads its children, whose rows its trigger does not see.")));
+	if (RecoveryInProgress() && rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot build the filter of unlogged table \"%s\" during recovery", name)));
+}
+
+/* Error out during recovery: what the caller does writes to the database. */
+void
+bg_check_not_in_recovery(void)
+{
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-				 errmsg("cannot change guards during recovery")));
+				 errmsg("cannot change guards during recovery"),
+				 errhint("Attach and detach guards on the primary; a standby builds its own filters.")));
+}
+
+/* Error out unless this standby may start a build now (wal.c says why not). */
+static void
+bg_check_standby_feed(Relation rel)
+{
+	const char *why = bg_wal_standby_why_not();
+
+	if (why != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot build the filter of table \"%s\" on this standby",
+						RelationGetRelationName(rel)),
+				 errdetail("The standby cannot tell whether it receives every key: %s.", why)));
 }
 
 /* Error out, saying what to do, unless rel's feed trigger is in place. */
@@ -547,22 +639,28 @@ bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait)
 	double		cur_error_rate;
 	int			slotindex;
 	BgBuildState bs;
+	LOCKMODE	lockmode;
 
 	bg_require_guarded(rel, NULL, NULL);
 	bg_check_guardable(rel);
 
-	/* one build at a time; waits show up as heavyweight lock waits */
+	/*
+	 * One build at a time; waits show up as heavyweight lock waits.  During
+	 * recovery only AccessShareLock can be taken: the slot serializes the
+	 * builds (bg_build_begin() refuses a second one).
+	 */
+	lockmode = RecoveryInProgress() ? AccessShareLock : ShareUpdateExclusiveLock;
 	indexoid = bg_primary_key_index(rel);
 	if (nowait)
 	{
-		if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+		if (!ConditionalLockRelationOid(relid, lockmode))
 			return false;
 		if (OidIsValid(indexoid) &&
 			!ConditionalLockRelationOid(indexoid, AccessShareLock))
 			return false;
 	}
 	else
-		LockRelationOid(relid, ShareUpdateExclusiveLock);
+		LockRelationOid(relid, lockmode);
 
 	bg_require_feed(rel);
 	desc = bg_keydesc_build(rel, false, true);
@@ -609,7 +707,9 @@ bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait)
 	bg_build_begin(rel, desc, slotindex, (uint64) capacity, error_rate, &bs);
 	bg_build_finish(rel, desc, &bs);
 
-	if (capacity != reg_capacity || error_rate != reg_error_rate)
+	/* a standby's sizing is its own: the registry is the primary's */
+	if ((capacity != reg_capacity || error_rate != reg_error_rate) &&
+		!RecoveryInProgress())
 		bg_registry_update(relid, capacity, error_rate);
 	return true;
 }

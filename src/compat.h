@@ -61,6 +61,16 @@
 	index_beginscan((heap), (index), (snapshot), (nkeys), (norderbys))
 #endif
 
+/*
+ * 16 renamed a relation's physical identifier: rd_node (a RelFileNode, its
+ * relNode) became rd_locator (a RelFileLocator, its relNumber).
+ */
+#if PG_VERSION_NUM >= 160000
+#define bg_rel_filenumber(rel) ((Oid) (rel)->rd_locator.relNumber)
+#else
+#define bg_rel_filenumber(rel) ((rel)->rd_node.relNode)
+#endif
+
 /* 16 renamed the statistics entry's live tuple count. */
 #if PG_VERSION_NUM >= 160000
 #define bg_stat_live_tuples(entry) ((entry)->live_tuples)

@@ -181,6 +181,48 @@ bloom_set_bits(BloomFilter *filter, BloomHash hash)
 	return newbits;
 }
 
+/*
+ * Batches compute the positions of a chunk of keys first and prefetch
+ * their words, so that the cache misses of random positions in a filter
+ * larger than the CPU cache overlap instead of following one another.
+ */
+#define BLOOM_PREFETCH_KEYS 16
+
+/*
+ * The bit positions of m keys, k each in order, into pos (room for
+ * m * BLOOM_MAX_HASHES), prefetching for writing each one's 64-bit word in
+ * the array at words.  The positions are bloom_set_bits()'s.  Returns how
+ * many there are.
+ */
+static inline int
+bloom_positions(const BloomFilter *shape, const BloomHash *hashes, int m,
+				const void *words, uint64 *pos)
+{
+	int			k = shape->nhashes;
+	int			npos = 0;
+	int			i;
+	int			j;
+
+	for (i = 0; i < m; i++)
+	{
+		uint64		x = hashes[i].h1;
+		uint64		y = hashes[i].h2;
+
+		for (j = 0; j < k; j++)
+		{
+			uint64		p = bloom_reduce(x, shape->nbits);
+
+			pos[npos++] = p;
+#ifdef __GNUC__
+			__builtin_prefetch((const char *) words + (p >> 6) * sizeof(uint64), 1, 0);
+#endif
+			x += y;
+			y += j + 1;
+		}
+	}
+	return npos;
+}
+
 /* Add one key. Returns the number of bits newly set. */
 int
 bloom_add(BloomFilter *filter, BloomHash hash)
@@ -193,17 +235,37 @@ bloom_add(BloomFilter *filter, BloomHash hash)
 	return newbits;
 }
 
-/* Add n keys, updating the shared counters once. */
+/*
+ * Add n keys, a chunk at a time with their words prefetched (see above),
+ * updating the shared counters once.
+ */
 void
 bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n)
 {
+	uint64		pos[BLOOM_PREFETCH_KEYS * BLOOM_MAX_HASHES];
 	uint64		newbits = 0;
+	int			base;
 	int			i;
 
 	if (n <= 0)
 		return;
-	for (i = 0; i < n; i++)
-		newbits += bloom_set_bits(filter, hashes[i]);
+	for (base = 0; base < n; base += BLOOM_PREFETCH_KEYS)
+	{
+		int			npos = bloom_positions(filter, hashes + base,
+										   Min(BLOOM_PREFETCH_KEYS, n - base),
+										   filter->words, pos);
+
+		for (i = 0; i < npos; i++)
+		{
+			pg_atomic_uint64 *word = &filter->words[pos[i] >> 6];
+			uint64		mask = UINT64CONST(1) << (pos[i] & 63);
+
+			/* read first: most bits are already set once a filter fills */
+			if ((pg_atomic_read_u64(word) & mask) == 0 &&
+				(pg_atomic_fetch_or_u64(word, mask) & mask) == 0)
+				newbits++;
+		}
+	}
 	pg_atomic_fetch_add_u64(&filter->n_added, n);
 	if (newbits > 0)
 		pg_atomic_fetch_add_u64(&filter->bits_set, newbits);
@@ -213,10 +275,8 @@ bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n)
  * Bulk loading.  A build owns a private bit array shaped like the
  * filter's (nbits bits, words of 64), sets bits in it with plain ORs,
  * and merges it into the shared filter at the end: no atomic operation
- * per bit.  Positions of a batch of keys are computed first and their
- * words prefetched, so that the cache misses of random positions overlap.
+ * per bit.
  */
-#define BLOOM_PREFETCH_KEYS 16
 
 /* Set the bits of n keys in a private bit array shaped like the filter. */
 void
@@ -224,33 +284,15 @@ bloom_local_add_batch(const BloomFilter *shape, uint64 *words,
 					  const BloomHash *hashes, int n)
 {
 	uint64		pos[BLOOM_PREFETCH_KEYS * BLOOM_MAX_HASHES];
-	int			k = shape->nhashes;
 	int			base;
+	int			i;
 
 	for (base = 0; base < n; base += BLOOM_PREFETCH_KEYS)
 	{
-		int			m = Min(BLOOM_PREFETCH_KEYS, n - base);
-		int			npos = 0;
-		int			i;
-		int			j;
+		int			npos = bloom_positions(shape, hashes + base,
+										   Min(BLOOM_PREFETCH_KEYS, n - base),
+										   words, pos);
 
-		for (i = 0; i < m; i++)
-		{
-			uint64		x = hashes[base + i].h1;
-			uint64		y = hashes[base + i].h2;
-
-			for (j = 0; j < k; j++)
-			{
-				uint64		p = bloom_reduce(x, shape->nbits);
-
-				pos[npos++] = p;
-#ifdef __GNUC__
-				__builtin_prefetch(&words[p >> 6], 1, 0);
-#endif
-				x += y;
-				y += j + 1;
-			}
-		}
 		for (i = 0; i < npos; i++)
 			words[pos[i] >> 6] |= UINT64CONST(1) << (pos[i] & 63);
 	}

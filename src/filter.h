@@ -18,6 +18,13 @@
 
 #include "port/atomics.h"
 
+/*
+ * The version of the bit layout: where a key's bits go, given its 128-bit
+ * hash.  Saved filters and WAL records carry it; bump it whenever
+ * bloom_add() and bloom_maybe() would place a key's bits differently.
+ */
+#define BLOOM_LAYOUT_VERSION	1
+
 /* hash domains: real keys and probes never share an input */
 #define BLOOM_DOMAIN_KEY		UINT64CONST(0)
 #define BLOOM_DOMAIN_PROBE		UINT64CONST(1)

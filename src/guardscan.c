@@ -203,9 +203,12 @@ bg_guard_ask(BgGuardScanState *gs, const Datum *values, bool trusted)
 	gs->checks++;
 	if (trusted)
 	{
+		/* this backend's own keys of the table first (feed.c) */
+		bg_feed_flush_rel(relid);
 		bg_key_colhashes(desc, values, colhashes);
-		answer = bg_slot_ask(&gs->info->ref, relid, &gs->info->identity, colhashes,
-							 desc->nkeys, false, &gs->slotindex);
+		answer = bg_slot_ask(&gs->info->ref, relid, bg_rel_filenumber(gs->rel),
+							 &gs->info->identity, colhashes, desc->nkeys, false,
+							 &gs->slotindex);
 	}
 	else
 		gs->slotindex = bg_slot_index(&gs->info->ref, relid);

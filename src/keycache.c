@@ -54,6 +54,7 @@ static uint64 bg_key_clock = 0;
 static bool bg_key_cache_dirty = false; /* some entry is invalid */
 static int	bg_key_pins = 0;		/* pins held in this transaction */
 static List *bg_key_retired = NIL;	/* evicted but pinned */
+static BgKeyCacheEntry *bg_key_last = NULL; /* the entry acquired last */
 
 /* Free an info's memory now, or when its last pin goes. */
 static void
@@ -140,6 +141,8 @@ bg_key_cache_evict(BgKeyCacheEntry *entry)
 	BgKeyInfo  *info = entry->info;
 	Oid			relid = entry->relid;
 
+	if (entry == bg_key_last)
+		bg_key_last = NULL;
 	hash_search(bg_key_cache, &relid, HASH_REMOVE, NULL);
 	if (info)
 		bg_keyinfo_retire(info);
@@ -251,6 +254,20 @@ bg_keyinfo_acquire(Relation rel)
 		RegisterXactCallback(bg_key_cache_xact_callback, NULL);
 	}
 
+	/*
+	 * The trigger asks for the same table once per row: the entry acquired
+	 * last, if it is still valid, needs no hash lookup (entries do not move
+	 * in the hash table, and an evicted one is forgotten here).
+	 */
+	entry = bg_key_last;
+	if (entry != NULL && entry->relid == relid && entry->valid)
+	{
+		entry->last_used = ++bg_key_clock;
+		entry->info->pins++;
+		bg_key_pins++;
+		return entry->info;
+	}
+
 	if (bg_key_cache_dirty ||
 		hash_get_num_entries(bg_key_cache) >= BG_KEY_CACHE_MAX)
 		bg_key_cache_trim(relid);
@@ -288,6 +305,7 @@ bg_keyinfo_acquire(Relation rel)
 			bg_keyinfo_retire(entry->info);
 		entry->info = info;
 	}
+	bg_key_last = entry;
 	entry->info->pins++;
 	bg_key_pins++;
 	return entry->info;

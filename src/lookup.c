@@ -13,7 +13,10 @@
  *
  * The filter is trusted only when all of these hold (bg_filter_trusted(),
  * and the guard's own state, which bg_slot_ask() checks):
- *	- bloomguard.enabled is on and we are not in recovery;
+ *	- bloomguard.enabled is on;
+ *	- on a hot standby, the standby knows that the primary writes every
+ *	  key to the WAL (bloomguard.wal_log: wal.c has the argument), and the
+ *	  table is not unlogged;
  *	- the guard's state is READY and the key identity stored with the
  *	  filter still matches the table's primary key;
  *	- the feed trigger is in place, as attach made it, enabled ALWAYS, and
@@ -24,6 +27,8 @@
  *	  the end of the statement, so a query nested inside a writing
  *	  statement can see rows whose keys are not in the filter yet, while
  *	  the statement's own scans cannot (statement.c has the argument);
+ *	  keys whose triggers have fired may still be in this backend's feed
+ *	  buffer, and the lookup flushes the table's first (feed.c);
  *	- the isolation level is not SERIALIZABLE: a negative answered from the
  *	  filter would skip the index predicate lock that lets SSI detect a
  *	  concurrent insert of the same key;
@@ -129,7 +134,12 @@ bg_rls_applies(Relation rel, bool noError)
 bool
 bg_filter_trusted(Relation rel, Snapshot snap)
 {
-	if (!bg_enabled || RecoveryInProgress())
+	if (!bg_enabled)
+		return false;
+	/* a standby: only while it receives every key through the WAL */
+	if (RecoveryInProgress() &&
+		(rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT ||
+		 !bg_wal_standby_trusts()))
 		return false;
 	if (rel->rd_rel->relkind != RELKIND_RELATION)
 		return false;
@@ -255,11 +265,14 @@ bg_lookup_ask(BgLookup *lk, int *slotindex)
 		*slotindex = bg_slot_index(&lk->info->ref, relid);
 		return BG_ANSWER_UNKNOWN;
 	}
+	/* this backend's own keys of the table first (feed.c) */
+	bg_feed_flush_rel(relid);
 	/* hash before taking the slot lock (hash functions may detoast) */
 	if (!nomatch)
 		bg_key_colhashes(desc, lk->values, colhashes);
-	return bg_slot_ask(&lk->info->ref, relid, &lk->info->identity, colhashes,
-					   desc->nkeys, nomatch, slotindex);
+	return bg_slot_ask(&lk->info->ref, relid, bg_rel_filenumber(lk->rel),
+					   &lk->info->identity, colhashes, desc->nkeys, nomatch,
+					   slotindex);
 }
 
 /* The authoritative answer: read the table. */

@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/xlog.h"
 #include "access/xact.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -150,12 +151,20 @@ bg_feed_problem(BgFeedState state)
 	return NULL;
 }
 
-/* Rebuild one guard in its own transaction; log, never throw, never wait. */
-static void
-bg_worker_build_one(BgGuardTodo *todo)
+/* builds a conflict with recovery cancels are tried again this many times */
+#define BG_CONFLICT_ATTEMPTS	3
+
+/*
+ * One attempt to rebuild a guard, in its own transaction; logs, never
+ * throws, never waits.  Returns true if a conflict with recovery cancelled
+ * it and it should be tried again.
+ */
+static bool
+bg_worker_build_attempt(BgGuardTodo *todo, int attempt)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	TimestampTz start = GetCurrentTimestamp();
+	bool		retry = false;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -202,11 +211,72 @@ bg_worker_build_one(BgGuardTodo *todo)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
-		bg_worker_note(todo->relid, edata->message, true);
+		if (RecoveryInProgress() && edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE)
+		{
+			/* the scan's snapshot or lock held up replay: expected, try again */
+			retry = attempt < BG_CONFLICT_ATTEMPTS;
+			bg_worker_note(todo->relid,
+						   psprintf("the build was cancelled by a conflict with recovery (attempt %d of %d); %s",
+									attempt, BG_CONFLICT_ATTEMPTS,
+									retry ? "retrying" : "trying again next pass"),
+						   false);
+		}
+		else
+			bg_worker_note(todo->relid, edata->message, true);
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, NULL);
+	return retry;
+}
+
+/*
+ * Rebuild one guard; a build that a conflict with recovery cancels is
+ * tried again at once, a few times.  On a standby that cannot tell
+ * whether it receives every key, say why instead.
+ */
+static void
+bg_worker_build_one(BgGuardTodo *todo)
+{
+	int			attempt;
+
+	if (RecoveryInProgress())
+	{
+		const char *why = bg_wal_standby_why_not();
+
+		if (why != NULL)
+		{
+			bg_worker_note(todo->relid, why, false);
+			return;
+		}
+	}
+	for (attempt = 1; attempt <= BG_CONFLICT_ATTEMPTS; attempt++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!bg_worker_build_attempt(todo, attempt))
+			break;
+	}
+}
+
+/*
+ * On a standby: free the slots of this database whose table the registry
+ * no longer lists (detached on the primary while it did not log keys, so
+ * that no FORGET record came).  On a primary an attach claims its slot
+ * before its registry row commits, so this is for standbys only.
+ */
+static void
+bg_release_unregistered(List *registered)
+{
+	int			i;
+
+	for (i = 0; i < bg_slot_count(); i++)
+	{
+		BgSlotCopy	copy;
+
+		if (bg_slot_copy(i, MyDatabaseId, InvalidOid, &copy) &&
+			!list_member_oid(registered, copy.relid))
+			bg_slot_release(MyDatabaseId, copy.relid);
+	}
 }
 
 /*
@@ -260,6 +330,7 @@ static List *
 bg_guards_to_build(MemoryContext cxt)
 {
 	List	   *todo = NIL;
+	List	   *registered = NIL;
 	Oid			registry = get_relname_relid(BLOOMGUARD_REGISTRY_TABLE,
 											 bg_extension_schema());
 	char	   *query;
@@ -291,6 +362,8 @@ bg_guards_to_build(MemoryContext cxt)
 		BgGuardTodo t;
 		BgSlotRef	ref = BG_SLOT_REF_INIT;
 
+		registered = lappend_oid(registered, relid);
+
 		if (!bg_slot_find(relid, &ref))
 		{
 			BgKeyIdentity none;
@@ -318,6 +391,8 @@ bg_guards_to_build(MemoryContext cxt)
 		}
 	}
 	SPI_finish();
+	if (RecoveryInProgress())
+		bg_release_unregistered(registered);
 	return todo;
 }
 

@@ -14,13 +14,15 @@
  *				changed; InvalidOid: every guard of the database).  Done at
  *				PRE_COMMIT, before the transaction's rows become visible,
  *				while the DDL's lock still keeps other writers out, and at
- *				PRE_PREPARE.
+ *				PRE_PREPARE; an UNTRUST WAL record (wal.c) does the same on
+ *				standbys, before the commit record.
  *	FORGET		free the guard's slot and filters (detach, DROP TABLE;
  *				InvalidOid: every guard of the database, DROP EXTENSION).
  *				Done at COMMIT.  A prepared transaction marks the slots
  *				instead, and shmem.c's sweep frees them once the prepared
  *				transaction has committed: no extension code runs at
- *				COMMIT PREPARED.
+ *				COMMIT PREPARED.  Standbys are told at PRE_COMMIT (or
+ *				PRE_PREPARE) by a FORGET WAL record (wal.c).
  *	FORGET_DATABASE	free every guard of a dropped database, at COMMIT.
  *	CALL		run a function of a file above this one on a table, at
  *				PRE_COMMIT (and PRE_PREPARE), first: partition.c registers
@@ -160,20 +162,35 @@ bg_pending_untrust(void)
 		if (p->kind != BG_PENDING_UNTRUST)
 			continue;
 		if (!OidIsValid(p->relid))
-		{
-			int			i;
-
-			for (i = 0; i < bg_slot_count(); i++)
-			{
-				BgSlotCopy	copy;
-
-				if (bg_slot_copy(i, MyDatabaseId, InvalidOid, &copy))
-					bg_untrust(copy.relid, p->why);
-			}
-		}
+			bg_untrust_database(MyDatabaseId, p->why);
 		else if (SearchSysCacheExists1(RELOID, ObjectIdGetDatum(p->relid)))
 			bg_untrust(p->relid, p->why);
-		/* a dropped table's slot is forgotten at COMMIT instead */
+		else
+			continue;			/* a dropped table's slot is forgotten at COMMIT */
+		/* and on standbys, through the WAL, before the commit record */
+		bg_wal_log_untrust(p->relid, p->why);
+	}
+}
+
+/*
+ * Tell standbys, through the WAL, to forget the guards this transaction
+ * removes (at PRE_COMMIT or PRE_PREPARE, before the commit or prepare
+ * record).  A standby that forgets a guard whose removal then aborts only
+ * rebuilds it.
+ */
+static void
+bg_pending_log_forgets(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, bg_pending)
+	{
+		BgPending  *p = (BgPending *) lfirst(lc);
+
+		if (p->kind == BG_PENDING_FORGET)
+			bg_wal_log_forget(MyDatabaseId, p->relid);
+		else if (p->kind == BG_PENDING_FORGET_DATABASE)
+			bg_wal_log_forget(p->relid, InvalidOid);
 	}
 }
 
@@ -216,11 +233,13 @@ bg_pending_xact_callback(XactEvent event, void *arg)
 			bg_pending_calls();
 			bg_pending_unregister();
 			bg_pending_untrust();
+			bg_pending_log_forgets();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
 			bg_pending_calls();
 			bg_pending_unregister();
 			bg_pending_untrust();
+			bg_pending_log_forgets();
 			bg_pending_forget(GetTopTransactionId());
 			bg_pending = NIL;
 			break;

@@ -19,7 +19,7 @@
  *
  * This file, slot.c and build.c are the only ones that touch a slot's
  * fields, under the locking rules below.  Everyone else goes through
- * slot.c: bg_slot_ask() for a lookup, bg_slot_feed() for the trigger,
+ * slot.c: bg_slot_ask() for a lookup, bg_slot_feed_batch() for a flush,
  * bg_slot_copy() for a consistent copy of a slot's numbers (the way
  * pg_stat_statements copies an entry).
  *
@@ -47,7 +47,9 @@
  *
  * After a crash the postmaster reinitializes shared memory and calls our
  * startup hook again: every slot starts FREE, i.e. every guard falls back
- * to plain lookups until it is rebuilt.
+ * to plain lookups until it is rebuilt.  At a first start, persist.c may
+ * fill slots with the filters saved at the last clean shutdown, before any
+ * other process exists (bg_slot_restore()).
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -96,6 +98,7 @@ static char *bg_pool = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static void bg_pool_free_locked(BgFilterPtr p, Size bytes);
+static BgFilterPtr bg_pool_take_locked(Size size, bool from_top);
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Size of the slot table. */
@@ -253,28 +256,35 @@ bg_slot_search(Oid dbid, Oid relid)
 	return -1;
 }
 
-/* Look up the slot of a table in this database; fills *ref. */
+/* Look up the slot of a table of database dbid; fills *ref. */
 bool
-bg_slot_find(Oid relid, BgSlotRef *ref)
+bg_slot_find_in(Oid dbid, Oid relid, BgSlotRef *ref)
 {
 	int			index;
 
 	bg_require_loaded();
 	LWLockAcquire(bg_shared->lock, LW_SHARED);
 	ref->epoch = pg_atomic_read_u64(&bg_shared->epoch);
-	index = bg_slot_search(MyDatabaseId, relid);
+	index = bg_slot_search(dbid, relid);
 	ref->index = index;
 	ref->incarnation = index >= 0 ? bg_shared->slots[index].incarnation : 0;
 	LWLockRelease(bg_shared->lock);
 	return index >= 0;
 }
 
+/* Look up the slot of a table in this database; fills *ref. */
+bool
+bg_slot_find(Oid relid, BgSlotRef *ref)
+{
+	return bg_slot_find_in(MyDatabaseId, relid, ref);
+}
+
 /*
- * Return the slot of a table locked in the given mode, or NULL if the
- * table has none.  *ref caches the search between calls.
+ * Return the slot of a table of database dbid locked in the given mode, or
+ * NULL if the table has none.  *ref caches the search between calls.
  */
 BgSlot *
-bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
+bg_slot_lock_in(BgSlotRef *ref, Oid dbid, Oid relid, LWLockMode mode)
 {
 	for (;;)
 	{
@@ -285,7 +295,7 @@ bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
 			LWLockAcquire(&slot->lock, mode);
 			if (slot->incarnation == ref->incarnation &&
 				slot->state != BG_STATE_FREE &&
-				slot->relid == relid && slot->dbid == MyDatabaseId)
+				slot->relid == relid && slot->dbid == dbid)
 				return slot;
 			LWLockRelease(&slot->lock);
 		}
@@ -294,17 +304,25 @@ bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
 			/*
 			 * Nothing has been claimed or freed since we last looked, so
 			 * there is still no slot.  The barrier orders this read after
-			 * the caller's earlier writes (for the trigger: the heap insert
-			 * of the row), which is what the build protocol relies on.
+			 * the caller's earlier writes (for a flush: the heap inserts of
+			 * its rows; for redo: the replay of their records), which is
+			 * what the build protocol relies on.
 			 */
 			pg_memory_barrier();
 			if (ref->epoch == pg_atomic_read_u64(&bg_shared->epoch))
 				return NULL;
 		}
 		/* look again; if the slot we find changes before we lock it, loop */
-		if (!bg_slot_find(relid, ref))
+		if (!bg_slot_find_in(dbid, relid, ref))
 			return NULL;
 	}
+}
+
+/* bg_slot_lock_in() for a table of this database. */
+BgSlot *
+bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode)
+{
+	return bg_slot_lock_in(ref, MyDatabaseId, relid, mode);
 }
 
 /* Zero a slot's traffic counters (not n_added: that is filter state). */
@@ -329,6 +347,39 @@ bg_slot_reset_counters(int index, Oid relid)
 		slot->relid == relid)
 		bg_slot_zero_counters(slot);
 	LWLockRelease(&slot->lock);
+}
+
+/*
+ * Give a slot just claimed for table relid of database dbid its first
+ * values: a new incarnation, the state given, no filter.  Caller holds
+ * BgShared->lock and the slot's lock exclusively.
+ */
+static void
+bg_slot_fill(BgSlot *slot, Oid dbid, Oid relid, const BgKeyIdentity *key,
+			 BgState state)
+{
+	slot->dbid = dbid;
+	slot->relid = relid;
+	slot->incarnation = bg_shared->next_incarnation++;
+	slot->state = state;
+	slot->key = *key;
+	slot->serving = InvalidBgFilterPtr;
+	slot->building = InvalidBgFilterPtr;
+	slot->serving_bytes = 0;
+	slot->building_bytes = 0;
+	slot->generation = 0;
+	slot->built_at = 0;
+	slot->build_seconds = 0;
+	slot->relfilenode = InvalidOid;
+	slot->relfilenode_verified = false;
+	slot->permanent = false;
+	slot->source = BG_SOURCE_NONE;
+	slot->source_at = 0;
+	slot->builder_pid = 0;
+	slot->coverage_broken = false;
+	slot->forget_xid = InvalidTransactionId;
+	slot->last_error[0] = '\0';
+	bg_slot_zero_counters(slot);
 }
 
 /*
@@ -373,27 +424,74 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 
 	slot = &bg_shared->slots[index];
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	slot->dbid = MyDatabaseId;
-	slot->relid = relid;
-	slot->incarnation = bg_shared->next_incarnation++;
-	slot->state = state;
-	slot->key = *key;
-	slot->serving = InvalidBgFilterPtr;
-	slot->building = InvalidBgFilterPtr;
-	slot->serving_bytes = 0;
-	slot->building_bytes = 0;
-	slot->generation = 0;
-	slot->built_at = 0;
-	slot->build_seconds = 0;
-	slot->builder_pid = 0;
-	slot->coverage_broken = false;
-	slot->forget_xid = InvalidTransactionId;
-	slot->last_error[0] = '\0';
-	bg_slot_zero_counters(slot);
+	bg_slot_fill(slot, MyDatabaseId, relid, key, state);
 	LWLockRelease(&slot->lock);
 	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	LWLockRelease(bg_shared->lock);
 	return index;
+}
+
+/*
+ * Claim a slot for a guard whose filter was saved at the last clean
+ * shutdown, and allocate bytes for the filter, which the caller then
+ * reads in.  For persist.c, in the postmaster's shared memory startup,
+ * before any other process exists (so no lock is ever contended here).
+ * The guard is ready; its relfilenode is checked against the catalogs at
+ * the first lookup or flush (slot.c).  Returns NULL, changing nothing, if
+ * the guard already has a slot, or no slot or memory is free.
+ */
+BloomFilter *
+bg_slot_restore(const BgSavedGuard *g, Size bytes)
+{
+	BgFilterPtr p = InvalidBgFilterPtr;
+	BgSlot	   *slot = NULL;
+	Size		cap = bg_memory_cap();
+	Size		guard_cap = bg_guard_memory_cap();
+	int			i;
+
+	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
+	if (bg_slot_search(g->dbid, g->relid) < 0 &&
+		bytes <= cap && bg_shared->memory_in_use <= cap - bytes &&
+		(guard_cap == 0 || bytes <= guard_cap))
+	{
+		for (i = 0; i < bg_shared->nslots && slot == NULL; i++)
+		{
+			if (bg_shared->slots[i].state == BG_STATE_FREE)
+				slot = &bg_shared->slots[i];
+		}
+		if (slot != NULL)
+			p = bg_pool_take_locked(BG_POOL_ROUND(bytes), false);
+	}
+	if (!BgFilterPtrIsValid(p))
+	{
+		LWLockRelease(bg_shared->lock);
+		return NULL;
+	}
+	bg_shared->memory_in_use += bytes;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	bg_slot_fill(slot, g->dbid, g->relid, &g->key, BG_STATE_READY);
+	slot->serving = p;
+	slot->serving_bytes = bytes;
+	slot->generation = g->generation;
+	slot->feed_version = g->feed_version;
+	slot->built_at = g->built_at;
+	slot->build_seconds = g->build_seconds;
+	slot->relfilenode = g->relfilenode;
+	slot->permanent = true;
+	slot->source = BG_SOURCE_LOADED;
+	slot->source_at = GetCurrentTimestamp();
+	LWLockRelease(&slot->lock);
+	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
+	LWLockRelease(bg_shared->lock);
+	return bg_filter_addr(p);
+}
+
+/* Give back what bg_slot_restore() took, if the filter could not be read. */
+void
+bg_slot_restore_abandon(const BgSavedGuard *g)
+{
+	bg_slot_release(g->dbid, g->relid);
 }
 
 /* Free a table's slot and its filters, if it has one. */
@@ -417,6 +515,7 @@ bg_slot_release(Oid dbid, Oid relid)
 		slot->serving = InvalidBgFilterPtr;
 		slot->building = InvalidBgFilterPtr;
 		slot->serving_bytes = slot->building_bytes = 0;
+		slot->source = BG_SOURCE_NONE;
 		slot->state = BG_STATE_FREE;
 		if (TransactionIdIsValid(slot->forget_xid))
 			pg_atomic_fetch_sub_u32(&bg_shared->forgets_pending, 1);

@@ -31,6 +31,25 @@
 TransactionId bg_feed_version = InvalidTransactionId;
 
 /*
+ * What identifies a slot's serving filter and when it was built, as the
+ * health view and the file of saved filters have it.  Caller holds the
+ * slot lock, or no other process runs.
+ */
+static void
+bg_slot_guard(const BgSlot *slot, BgSavedGuard *g)
+{
+	memset(g, 0, sizeof(BgSavedGuard));
+	g->dbid = slot->dbid;
+	g->relid = slot->relid;
+	g->relfilenode = slot->relfilenode;
+	g->key = slot->key;
+	g->feed_version = slot->feed_version;
+	g->generation = slot->generation;
+	g->built_at = slot->built_at;
+	g->build_seconds = slot->build_seconds;
+}
+
+/*
  * Copy the slot at index out under its lock, if it is in use by database
  * dbid (and, if relid is valid, by that table).
  */
@@ -52,9 +71,9 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 	copy->relid = slot->relid;
 	copy->state = slot->state;
 	copy->bytes = slot->serving_bytes + slot->building_bytes;
-	copy->generation = slot->generation;
-	copy->built_at = slot->built_at;
-	copy->build_seconds = slot->build_seconds;
+	bg_slot_guard(slot, &copy->guard);
+	copy->source = slot->source;
+	copy->source_at = slot->source_at;
 	copy->builder_pid = slot->builder_pid;
 	copy->building = BgFilterPtrIsValid(slot->building);
 	strlcpy(copy->last_error, slot->last_error, sizeof(copy->last_error));
@@ -109,22 +128,55 @@ bg_slot_index(BgSlotRef *ref, Oid relid)
 }
 
 /*
+ * Record the table's relfilenode, as the catalogs give it to a lookup or
+ * to the trigger, in the guard of relid of database dbid.  A filter loaded
+ * from the saved file (persist.c) is checked against it once: a different
+ * one means the table was rewritten since the file was saved, and the
+ * guard becomes untrusted (returns false).  A built filter only records a
+ * new one, so that the next save is right: TRUNCATE, VACUUM FULL and
+ * CLUSTER rewrite a table without breaking coverage (every key of the new
+ * file went through a flush or the scan).
+ */
+static bool
+bg_slot_note_relfilenode(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode)
+{
+	BgSlot	   *slot = bg_slot_lock_in(ref, dbid, relid, LW_EXCLUSIVE);
+	bool		ok = true;
+
+	if (slot == NULL)
+		return true;
+	if (!slot->relfilenode_verified && slot->relfilenode != relfilenode)
+		ok = false;
+	else
+	{
+		slot->relfilenode = relfilenode;
+		slot->relfilenode_verified = true;
+	}
+	LWLockRelease(&slot->lock);
+	if (!ok)
+		bg_untrust_in(dbid, relid, "its table was rewritten since the filter was saved");
+	return ok;
+}
+
+/*
  * Ask a table's serving filter about a key (its per-column hashes), for a
  * caller that has checked everything else the trust rule needs.  nomatch:
  * no value of the key type can equal the argument, which a ready filter
  * reports as absent.  The filter is used only when the guard is ready and
  * was built for the key identity the caller computed and under the feed
  * function version it sees; if either changed under the filter, the guard
- * becomes untrusted.  *slotindex is set to the
- * guard's slot (or -1), for the caller's counters.
+ * becomes untrusted.  relfilenode is the table's: a loaded filter is
+ * checked against it (see above).  *slotindex is set to the guard's slot
+ * (or -1), for the caller's counters.
  */
 BgAnswer
-bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
+bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode, const BgKeyIdentity *identity,
 			const uint64 *colhashes, int nkeys, bool nomatch, int *slotindex)
 {
 	BgSlot	   *slot = bg_slot_lock(ref, relid, LW_SHARED);
 	BgAnswer	answer = BG_ANSWER_UNKNOWN;
 	const char *changed = NULL;
+	bool		note = false;
 
 	*slotindex = -1;
 	if (slot == NULL)
@@ -132,10 +184,13 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 	*slotindex = ref->index;
 	if (slot->state == BG_STATE_READY && BgFilterPtrIsValid(slot->serving))
 	{
+		note = !slot->relfilenode_verified || slot->relfilenode != relfilenode;
 		if (!bg_identity_equal(identity, &slot->key))
 			changed = "its primary key changed";
 		else if (slot->feed_version != bg_feed_version)
 			changed = "its feed function's catalog row changed";
+		else if (!slot->relfilenode_verified && slot->relfilenode != relfilenode)
+			;					/* rewritten since saved: untrusted below */
 		else if (nomatch)
 			answer = BG_ANSWER_ABSENT;
 		else
@@ -150,39 +205,103 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, const BgKeyIdentity *identity,
 	LWLockRelease(&slot->lock);
 	if (changed)
 		bg_untrust(relid, changed);
+	else if (note)
+		(void) bg_slot_note_relfilenode(ref, MyDatabaseId, relid, relfilenode);
 	return answer;
 }
 
-/* Add one key to a filter generation. */
-static inline void
-bg_add_to(BgFilterPtr dp, const uint64 *colhashes, int nkeys)
+/* Keys hashed at a time into a stack array while feeding a generation. */
+#define BG_FEED_CHUNK	256
+
+/*
+ * Add n keys (their per-column hashes, ncols each, one after the other) to
+ * a filter generation, under its own seed.
+ */
+static void
+bg_add_keys_to(BgFilterPtr dp, const uint64 *keys, int n, int ncols)
 {
 	BloomFilter *filter = bg_filter_addr(dp);
+	BloomHash	hashes[BG_FEED_CHUNK];
+	int			done;
 
-	bloom_add(filter, bloom_hash_key(filter->seed, colhashes, nkeys));
+	for (done = 0; done < n; done += BG_FEED_CHUNK)
+	{
+		int			m = Min(BG_FEED_CHUNK, n - done);
+		int			i;
+
+		for (i = 0; i < m; i++)
+			hashes[i] = bloom_hash_key(filter->seed, keys + (Size) (done + i) * ncols,
+									   ncols);
+		bloom_add_batch(filter, hashes, m);
+	}
 }
 
 /*
- * The trigger's add: put a key into every live generation of the table's
- * guard.  The serving generation has the key already if an UPDATE kept
- * it (key_unchanged).  A generation being built gets it anyway: the new
- * row version may sit on a page the scan has passed, and the old one may
- * be pruned before the scan reaches it (build.c's argument counts on every
- * version created after the build began passing through here).
+ * A flush of a table's keys, by a backend (feed.c) or by redo (wal.c):
+ * put them into every live generation of the guard of table relid of
+ * database dbid, under one acquisition of its slot lock.  keys go to
+ * every generation; moved keys (an UPDATE kept the key, but put the new
+ * version on another page) only to a generation being built, since the
+ * serving one has them already (build.c says why a build needs them).
+ * Returns false if the table has no guard here.
  */
-void
-bg_slot_feed(BgSlotRef *ref, Oid relid, const uint64 *colhashes, int nkeys,
-			 bool key_unchanged)
+bool
+bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode,
+				   int ncols, const uint64 *keys, int nkeys,
+				   const uint64 *moved, int nmoved)
 {
-	BgSlot	   *slot = bg_slot_lock(ref, relid, LW_SHARED);
+	BgSlot	   *slot = bg_slot_lock_in(ref, dbid, relid, LW_SHARED);
+	bool		note;
+	bool		replayed;
 
 	if (slot == NULL)
-		return;					/* no filter loaded: nothing to feed */
-	if (!key_unchanged && BgFilterPtrIsValid(slot->serving))
-		bg_add_to(slot->serving, colhashes, nkeys);
+		return false;			/* no filter loaded: nothing to feed */
+	if (BgFilterPtrIsValid(slot->serving))
+		bg_add_keys_to(slot->serving, keys, nkeys, ncols);
 	if (BgFilterPtrIsValid(slot->building))
-		bg_add_to(slot->building, colhashes, nkeys);
+	{
+		bg_add_keys_to(slot->building, keys, nkeys, ncols);
+		bg_add_keys_to(slot->building, moved, nmoved, ncols);
+	}
+	/* a flush knows the table's relfilenode; redo (InvalidOid) does not */
+	note = OidIsValid(relfilenode) &&
+		(!slot->relfilenode_verified || slot->relfilenode != relfilenode);
+	replayed = !OidIsValid(relfilenode) && slot->source == BG_SOURCE_LOADED;
 	LWLockRelease(&slot->lock);
+
+	if (note)
+		(void) bg_slot_note_relfilenode(ref, dbid, relid, relfilenode);
+	if (replayed)
+	{
+		/* a loaded filter that recovery brings forward */
+		slot = bg_slot_lock_in(ref, dbid, relid, LW_EXCLUSIVE);
+		if (slot != NULL)
+		{
+			if (slot->source == BG_SOURCE_LOADED)
+				slot->source = BG_SOURCE_REPLAYED;
+			LWLockRelease(&slot->lock);
+		}
+	}
+	return true;
+}
+
+/*
+ * The serving filter of the slot at index, and in *g what else must be
+ * saved with it, if it is worth saving: ready, of a table that is not
+ * unlogged (whose contents a crash or a promotion resets).  NULL
+ * otherwise.  Only for the postmaster's exit callback (persist.c), when no
+ * other process runs: it takes no lock.
+ */
+BloomFilter *
+bg_slot_saveable(int index, BgSavedGuard *g)
+{
+	BgSlot	   *slot = bg_slot(index);
+
+	if (slot->state != BG_STATE_READY || !BgFilterPtrIsValid(slot->serving) ||
+		!slot->permanent)
+		return NULL;
+	bg_slot_guard(slot, g);
+	return bg_filter_addr(slot->serving);
 }
 
 /*
@@ -229,19 +348,22 @@ bg_slot_probe(Oid relid, int32 n, uint64 *hits, BgState *state)
 	return true;
 }
 
-/* Mark a guard of this database untrusted: its filter may be missing keys. */
+/*
+ * Mark the guard of table relid of database dbid untrusted: its filter may
+ * be missing keys.  A build now running might already have passed the
+ * rows, so its generation will not be trusted either.
+ */
 void
-bg_untrust(Oid relid, const char *why)
+bg_untrust_in(Oid dbid, Oid relid, const char *why)
 {
 	BgSlotRef	ref = BG_SLOT_REF_INIT;
 	BgSlot	   *slot;
 
-	slot = bg_slot_lock(&ref, relid, LW_EXCLUSIVE);
+	slot = bg_slot_lock_in(&ref, dbid, relid, LW_EXCLUSIVE);
 	if (slot == NULL)
 		return;
 	if (slot->state == BG_STATE_READY)
 		slot->state = BG_STATE_UNTRUSTED;
-	/* a build now running might already have passed the rows */
 	if (BgFilterPtrIsValid(slot->building))
 		slot->coverage_broken = true;
 	strlcpy(slot->last_error, why, sizeof(slot->last_error));
@@ -249,6 +371,54 @@ bg_untrust(Oid relid, const char *why)
 	ereport(DEBUG1,
 			(errmsg_internal("bloomguard: guard of relation %u is untrusted: %s",
 							 relid, why)));
+}
+
+/* Mark a guard of this database untrusted: its filter may be missing keys. */
+void
+bg_untrust(Oid relid, const char *why)
+{
+	bg_untrust_in(MyDatabaseId, relid, why);
+}
+
+/*
+ * Mark untrusted every guard of database dbid, or of every database if
+ * dbid is InvalidOid.
+ */
+static void
+bg_untrust_each(Oid dbid, const char *why)
+{
+	int			i;
+
+	for (i = 0; i < bg_slot_count(); i++)
+	{
+		BgSlot	   *slot = bg_slot(i);
+		Oid			slot_dbid;
+		Oid			relid = InvalidOid;
+
+		LWLockAcquire(&slot->lock, LW_SHARED);
+		slot_dbid = slot->dbid;
+		if (slot->state != BG_STATE_FREE &&
+			(!OidIsValid(dbid) || slot->dbid == dbid))
+			relid = slot->relid;
+		LWLockRelease(&slot->lock);
+		if (OidIsValid(relid))
+			bg_untrust_in(slot_dbid, relid, why);
+	}
+}
+
+/* Mark every guard of database dbid untrusted. */
+void
+bg_untrust_database(Oid dbid, const char *why)
+{
+	if (OidIsValid(dbid))
+		bg_untrust_each(dbid, why);
+}
+
+/* Mark every guard of every database untrusted. */
+void
+bg_untrust_all(const char *why)
+{
+	bg_untrust_each(InvalidOid, why);
 }
 
 /*

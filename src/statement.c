@@ -26,11 +26,29 @@
  *	  are not in the filter yet, and must not trust it.
  *
  * Earlier statements of the transaction have fired their triggers when
- * they ended, so their rows' keys are in the filter.  So the rule is: a
- * lookup of table T under snapshot S may trust T's filter unless a
- * statement of this backend that writes rows into T is still running
- * (ExecutorStart to the end of ExecutorFinish, or a COPY FROM) with an
- * output command id below S->curcid.
+ * they ended.  So the rule is: a lookup of table T under snapshot S may
+ * trust T's filter unless a statement of this backend that writes rows
+ * into T is still running (ExecutorStart to the end of ExecutorFinish, or
+ * a COPY FROM) with an output command id below S->curcid.
+ *
+ * The trigger does not set bits itself: it appends the key to this
+ * backend's feed buffer (feed.c).  The rule still holds with the buffer,
+ * because a key that has gone through the trigger is in the filter or in
+ * the buffer, and the buffer is flushed before anything could need it:
+ *
+ *	- a later statement of this backend (or of its parallel workers, which
+ *	  cannot see the buffer) starts with a flush: the hooks below flush
+ *	  before ExecutorStart and before any utility statement runs;
+ *	- a query nested in a statement, or an expression that starts no
+ *	  statement at all (PL/pgSQL evaluates simple expressions without the
+ *	  executor's hooks), reaches the filter only through a lookup, and a
+ *	  lookup of T flushes T's keys first;
+ *	- other backends see the rows only once they are committed or
+ *	  prepared, and PRE_COMMIT and PRE_PREPARE flush.
+ *
+ * So for the lookup's purposes a key reaches the filter when its trigger
+ * fires, as before, and the statements whose triggers have not fired are
+ * the ones the rule already makes lookups fall back for.
  *
  * The tables a statement writes rows into are its result relations (the
  * planner lists every ModifyTable target there, writable CTEs and rule
@@ -163,10 +181,15 @@ bg_statement_targets(QueryDesc *queryDesc)
 	return relids;
 }
 
-/* ExecutorStart hook: after the standard start, note a writing statement. */
+/*
+ * ExecutorStart hook: flush this backend's keys before anything of the
+ * statement runs (its parallel workers read the filter, not our buffer),
+ * and after the standard start, note a writing statement.
+ */
 static void
 bg_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
+	bg_feed_flush_all();
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
@@ -205,7 +228,10 @@ bg_ExecutorEnd(QueryDesc *queryDesc)
 		standard_ExecutorEnd(queryDesc);
 }
 
-/* ProcessUtility hook: COPY FROM writes rows without the executor's hooks. */
+/*
+ * ProcessUtility hook: flush this backend's keys first, as at the start of
+ * every statement; COPY FROM writes rows without the executor's hooks.
+ */
 static void
 bg_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 				  ProcessUtilityContext context, ParamListInfo params,
@@ -214,6 +240,9 @@ bg_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 	bool		copy_from = IsA(parsetree, CopyStmt) && ((CopyStmt *) parsetree)->is_from;
+
+	if (IsTransactionState())
+		bg_feed_flush_all();
 
 	if (copy_from)
 	{

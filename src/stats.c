@@ -66,7 +66,8 @@ enum
 	COL_SOURCE_LOOKUPS, COL_SOURCE_HITS, COL_FALLBACKS, COL_OBSERVED_FP,
 	COL_SUGGESTED_CAPACITY, COL_BUILT_AT, COL_BUILD_SECONDS, COL_BUILDER_PID,
 	COL_LAST_ERROR, COL_STATS_RESET, COL_MEMORY_IN_USE, COL_MAX_MEMORY,
-	COL_PARENT, BG_STATS_COLS
+	COL_SOURCE, COL_SOURCE_AT, COL_PARENT,
+	BG_STATS_COLS
 };
 
 /* Version 1.0's columns, a subset of 1.1's. */
@@ -97,6 +98,24 @@ bg_state_name(BgState state)
 			return "untrusted";
 	}
 	return "unknown";
+}
+
+/* The health view's name for where a filter came from. */
+static const char *
+bg_source_name(BgSource source)
+{
+	switch (source)
+	{
+		case BG_SOURCE_NONE:
+			break;
+		case BG_SOURCE_BUILT:
+			return "built";
+		case BG_SOURCE_LOADED:
+			return "loaded";
+		case BG_SOURCE_REPLAYED:
+			return "replayed";
+	}
+	return NULL;
 }
 
 /* The health view's name for a feed trigger's state. */
@@ -169,7 +188,7 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	PUT(COL_RELID, ObjectIdGetDatum(relid), false);
 	PUT(COL_STATE, CStringGetTextDatum(state), false);
 	PUT(COL_FEED, CStringGetTextDatum(bg_feed_name(bg_feed_state_by_oid(relid))), false);
-	PUT(COL_GENERATION, Int64GetDatum((int64) c->generation), false);
+	PUT(COL_GENERATION, Int64GetDatum((int64) c->guard.generation), false);
 	PUT(COL_CAPACITY, Int64GetDatum(capacity), capacity == 0);
 	PUT(COL_ERROR_RATE, Float8GetDatum(nf ? (reg ? reg->error_rate : 0) : c->error_rate),
 		nf && reg == NULL);
@@ -201,13 +220,17 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	PUT(COL_SUGGESTED_CAPACITY,
 		Int64GetDatum(nf ? 0 : bg_choose_capacity(bg_live_rows(relid), keys, full,
 												   (int64) c->capacity)), nf);
-	PUT(COL_BUILT_AT, TimestampTzGetDatum(c->built_at), c->built_at == 0);
-	PUT(COL_BUILD_SECONDS, Float8GetDatum(c->build_seconds), c->built_at == 0);
+	PUT(COL_BUILT_AT, TimestampTzGetDatum(c->guard.built_at), c->guard.built_at == 0);
+	PUT(COL_BUILD_SECONDS, Float8GetDatum(c->guard.build_seconds), c->guard.built_at == 0);
 	PUT(COL_BUILDER_PID, Int32GetDatum(c->builder_pid), c->builder_pid == 0);
 	PUT(COL_LAST_ERROR, CStringGetTextDatum(c->last_error), c->last_error[0] == '\0');
 	PUT(COL_STATS_RESET, TimestampTzGetDatum(c->stats_reset), !OidIsValid(c->relid));
 	PUT(COL_MEMORY_IN_USE, Int64GetDatum((int64) bg_memory_in_use()), false);
 	PUT(COL_MAX_MEMORY, Int64GetDatum((int64) bg_memory_cap()), false);
+	PUT(COL_SOURCE, nf || bg_source_name(c->source) == NULL ? (Datum) 0 :
+		CStringGetTextDatum(bg_source_name(c->source)),
+		nf || bg_source_name(c->source) == NULL);
+	PUT(COL_SOURCE_AT, TimestampTzGetDatum(c->source_at), nf || c->source_at == 0);
 	PUT(COL_PARENT, ObjectIdGetDatum(parent), !OidIsValid(parent));
 #undef PUT
 }

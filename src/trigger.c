@@ -11,13 +11,18 @@
  * session_replication_role = replica are fed too.  It fires for every
  * write path that can create a key: INSERT (multi-row, COPY, ON CONFLICT
  * DO NOTHING's inserts and DO UPDATE's updates, MERGE) and UPDATE.  An
- * UPDATE adds the new key to the serving generation only if it differs from
- * the old one ("UPDATE OF pk" would miss keys changed by a BEFORE trigger,
- * so we compare), and to a generation being built always.
+ * UPDATE adds the new key only if it differs from the old one ("UPDATE OF
+ * pk" would miss keys changed by a BEFORE trigger, so we compare); an
+ * UPDATE that keeps the key but puts the new version on another page
+ * passes it on for a generation being built only (build.c says why, and
+ * why a new version on the same page needs nothing).
  *
- * The key is added to every live generation: the serving one and, during
- * a rebuild, the one being built (see build.c).  Adding a key whose
- * transaction later rolls back costs only a false positive.
+ * The trigger does not set bits itself: it hands the key's per-column
+ * hashes to this backend's feed buffer (feed.c), which puts them into
+ * every live generation of the guard, the serving one and, during a
+ * rebuild, the one being built, before the transaction can commit and
+ * before anything else in this backend could need them.  Adding a key
+ * whose transaction later rolls back costs only a false positive.
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -58,7 +63,20 @@ bg_key_unchanged(const BgKeyDesc *desc, TupleTableSlot *oldslot,
 	return true;
 }
 
-/* The trigger function: add the new row's key to the table's filters. */
+/*
+ * Are the old and new versions of an updated row on the same heap page?
+ * Not if either position is unknown.
+ */
+static bool
+bg_same_page(TupleTableSlot *oldslot, TupleTableSlot *newslot)
+{
+	return ItemPointerIsValid(&oldslot->tts_tid) &&
+		ItemPointerIsValid(&newslot->tts_tid) &&
+		ItemPointerGetBlockNumber(&oldslot->tts_tid) ==
+		ItemPointerGetBlockNumber(&newslot->tts_tid);
+}
+
+/* The trigger function: hand the new row's key to the feed. */
 Datum
 bloomguard_trigger(PG_FUNCTION_ARGS)
 {
@@ -69,7 +87,7 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	TupleTableSlot *newslot;
 	Datum		values[INDEX_MAX_KEYS];
 	uint64		colhashes[INDEX_MAX_KEYS];
-	bool		unchanged = false;
+	bool		moved = false;
 	int			i;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
@@ -94,14 +112,23 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	{
 		/* never fail a write; stop trusting the filter instead */
 		bg_keyinfo_release(info);
-		bg_untrust(RelationGetRelid(rel), "its primary key is gone or cannot be hashed");
+		bg_wal_untrust(RelationGetRelid(rel), "its primary key is gone or cannot be hashed");
 		return PointerGetDatum(NULL);
 	}
 
 	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
 	{
 		newslot = trigdata->tg_newslot;
-		unchanged = bg_key_unchanged(desc, trigdata->tg_trigslot, newslot);
+		if (bg_key_unchanged(desc, trigdata->tg_trigslot, newslot))
+		{
+			/* every generation has the key, or a scan will find it here */
+			if (bg_same_page(trigdata->tg_trigslot, newslot))
+			{
+				bg_keyinfo_release(info);
+				return PointerGetDatum(NULL);
+			}
+			moved = true;
+		}
 	}
 	else
 		newslot = trigdata->tg_trigslot;
@@ -118,13 +145,8 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 		}
 	}
 
-	/*
-	 * Hash before taking the slot lock: hashing may detoast or run a type's
-	 * hash function, neither of which belongs under an LWLock.
-	 */
 	bg_key_colhashes(desc, values, colhashes);
-	bg_slot_feed(&info->ref, RelationGetRelid(rel), colhashes, desc->nkeys,
-				 unchanged);
+	bg_feed_add(rel, colhashes, desc->nkeys, moved);
 	bg_keyinfo_release(info);
 	return PointerGetDatum(NULL);
 }

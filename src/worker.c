@@ -4,11 +4,12 @@
  *	  bloomguard's background workers: the launcher, the per-database
  *	  maintenance worker, and attach's feed worker.
  *
- * Shared memory is empty after a restart and after any crash (the
- * postmaster reinitializes it), so every guard starts "not_loaded" and
- * answers by plain lookups.  The launcher, a static background worker
- * started once recovery has finished (so: never on a standby, and right
- * after a promotion), brings them back without any SQL call:
+ * Shared memory is empty after a crash (the postmaster reinitializes it),
+ * and after a restart whose saved filters could not be loaded (persist.c),
+ * so those guards start "not_loaded" and answer by plain lookups.  The
+ * launcher, a static background worker started once the server is
+ * consistent (on a hot standby too, where it builds the standby's own
+ * filters), brings them back without any SQL call:
  *
  *	- at startup and then every bloomguard.maintenance_interval, it lists
  *	  the databases that accept connections and, one at a time, starts a
@@ -16,6 +17,10 @@
  *	- that worker makes one maintenance pass over the database's guards
  *	  (maintain.c): it rebuilds the ones that are not loaded or untrusted
  *	  and resizes the ones past their capacity, never waiting for a lock.
+ *
+ * On a primary it also keeps the WAL in step with bloomguard.wal_log
+ * (wal.c): after a reload it writes the switch at once, rather than at the
+ * next flush, and it repeats the ON record while keys are logged.
  *
  * The launcher follows autoprewarm's and pg_cron's shape: signal handlers,
  * then a WaitLatch loop; SIGHUP rereads the settings.  It waits for each
@@ -112,7 +117,7 @@ bg_worker_init(void)
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = 10;
 	strlcpy(worker.bgw_library_name, "bloomguard", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "bloomguard_launcher_main", BGW_MAXLEN);
@@ -164,7 +169,7 @@ bg_start_worker(const char *function, const char *type, const char *name,
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	strlcpy(worker.bgw_library_name, "bloomguard", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, function, BGW_MAXLEN);
@@ -245,6 +250,7 @@ bloomguard_launcher_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		bg_wal_heartbeat();
 
 		MemoryContextReset(passcxt);
 		dbs = bg_database_list(passcxt);

@@ -1,9 +1,11 @@
 # Guards across restarts and crashes.
 #
-# Filters live in shared memory only; the bloomguard_guards table remembers
-# which tables are guarded.  After a clean restart, a backend crash (the
-# postmaster reinitializes shared memory) and an immediate stop, no filter
-# survives, so until a rebuild every guard must answer by plain lookups:
+# Filters live in shared memory; the bloomguard_guards table remembers
+# which tables are guarded.  A clean restart saves and loads them (the
+# guards come back ready, and are fed by later writes; 011_saved_filters.pl
+# tests the file).  After a backend crash (the postmaster reinitializes
+# shared memory) and an immediate stop, no filter survives, so until a
+# rebuild every guard must answer by plain lookups:
 # guarded_exists true for every present key and false for absent ones, and
 # bloomguard_check never 'absent' for a present key.  (An automatic rebuild
 # in the background is allowed: answers_right() only asks that the answers
@@ -192,9 +194,15 @@ sub commit_prepared
 # Part 1: no background worker.
 #
 
-# 1. clean restart
+# 1. clean restart: the filters come back from the file saved at the
+# shutdown, ready without a scan, and writes feed them
 $node->restart;
-manual_round('restart', 1);
+ready_and_useful('after restart');
+is(sq(q{SELECT string_agg(relation || ':' || generation || ':' || source, ',' ORDER BY relation::text) FROM bloomguard_health}),
+	'a:1:loaded,b:1:loaded', 'after restart: the saved generations, loaded');
+write_unloaded(1);
+ready_and_useful('after restart and writes');
+after_rebuild_checks('after restart, writes fed the loaded filters', 1);
 
 # 2. backend crash
 crash_backend(900001);

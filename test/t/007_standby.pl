@@ -1,7 +1,10 @@
-# A hot standby fires no triggers and has no filters: it must answer every
-# lookup correctly by plain lookups, and bloomguard_check must say
-# 'unknown'.  After promotion the guard stays untrusted until the worker has
-# rebuilt it; it never says 'absent' for a present key in between.
+# A hot standby fires no triggers.  With bloomguard.wal_log off on the
+# primary (the default) it receives no keys, so it must not trust a
+# filter: it answers every lookup correctly by plain lookups,
+# bloomguard_check says 'unknown', and the health view says why.  (With
+# the setting on, 010_wal_standby.pl.)  After promotion the guard is
+# untrusted until the worker has built it; it never says 'absent' for a
+# present key in between.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -41,10 +44,14 @@ is($standby->safe_psql('postgres', $checks), '0,0,0',
 is($standby->safe_psql('postgres',
 	q{SELECT count(*) FROM generate_series(30001, 31000) g WHERE guarded_exists('t', g)}),
 	'0', 'standby: absent keys are absent');
-is($standby->safe_psql('postgres', q{SELECT state FROM bloomguard_health}),
-	'not_loaded', 'standby: the guard is not loaded');
-ok(!$standby->log_contains('bloomguard launcher started'),
-	'standby: no worker runs during recovery');
+$standby->poll_query_until('postgres', q{SELECT last_error IS NOT NULL FROM bloomguard_health})
+  or die 'the standby did not say why its guard is not built';
+is($standby->safe_psql('postgres', q{SELECT state || ': ' || last_error FROM bloomguard_health}),
+	'not_loaded: no bloomguard WAL record replayed yet (bloomguard.wal_log must be on at the primary)',
+	'standby: the guard is not built, and the health view says why');
+ok(!$standby->log_contains('rebuilt the filter'), 'standby: no filter was built during recovery');
+is($primary->safe_psql('postgres', q{SELECT count(*) FROM pg_ls_dir('.') f WHERE f LIKE 'bloomguard%'}),
+	'0', 'the primary never logged keys: it keeps no bloomguard.wal_state file');
 
 # promotion: correct at once, trusted only after the worker's rebuild
 $standby->promote;

@@ -15,11 +15,12 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(bg_node bg_check_log bg_filter_bytes);
+our @EXPORT = qw(bg_node bg_standby bg_under_load bg_check_log bg_filter_bytes);
 
 # Bytes of a filter of $bits bits, as memory_bytes counts them: the
 # filter header (src/filter.h) and whole 64-bit words.
@@ -46,6 +47,49 @@ max_prepared_transactions = 10
 log_line_prefix = '%m [%p] %b: '
 } . ($extra // ''));
 	return $node;
+}
+
+# A new standby (not started) made from backup $backup of $primary, or of
+# a standby: it keeps the configuration the backup has (bloomguard
+# preloaded), and %params go to init_from_backup() (has_streaming => 1 by
+# default).  $extra adds postgresql.conf lines.
+sub bg_standby
+{
+	my ($name, $upstream, $backup, $extra, %params) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+
+	%params = (has_streaming => 1) unless %params;
+	$node->init_from_backup($upstream, $backup, %params);
+	$node->append_conf('postgresql.conf', $extra) if defined $extra;
+	return $node;
+}
+
+# Run pgbench on $node (2 clients, $seconds seconds) with the script text
+# given, and meanwhile call $check again and again: it returns a number
+# of problems seen.  Returns pgbench's output, how many checks ran and
+# the problems they saw in all.
+sub bg_under_load
+{
+	my ($node, $script, $seconds, $check) = @_;
+	my $file = $node->basedir . '/load.sql';
+	my ($out, $err) = ('', '');
+	my ($rounds, $bad) = (0, 0);
+
+	open(my $fh, '>', $file) or die "could not write $file: $!";
+	print $fh $script;
+	close($fh);
+	my $load = IPC::Run::start(
+		[ 'pgbench', '-n', '-c', '2', '-j', '2', '-T', $seconds, '-f', $file,
+		  '-h', $node->host, '-p', $node->port, 'postgres' ],
+		'>', \$out, '2>', \$err);
+	while ($load->pumpable)
+	{
+		$bad += $check->();
+		$rounds++;
+		$load->pump_nb;
+	}
+	$load->finish;
+	return ($out, $rounds, $bad);
 }
 
 # Fail if the node's log has a WARNING (leak reports are warnings too),
