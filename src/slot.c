@@ -16,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "common/pg_prng.h"
 #include "miscadmin.h"
 
