@@ -115,9 +115,9 @@
 #include "storage/ipc.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "storage/sinval.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -394,6 +394,25 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 }
 
 /*
+ * Have every backend make its cached plans of the table again (planner.c
+ * wraps a table's scans only while it has a guard).  The slot's state is
+ * not transactional, so neither is this: the relcache invalidation is sent
+ * now, not at commit, which on a hot standby could not write the WAL
+ * record a transactional one needs.
+ */
+static void
+bg_invalidate_plans(Oid relid)
+{
+	SharedInvalidationMessage msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.rc.id = SHAREDINVALRELCACHE_ID;
+	msg.rc.dbId = MyDatabaseId;
+	msg.rc.relId = relid;
+	SendSharedInvalidMessages(&msg, 1);
+}
+
+/*
  * Steps 2 and 3: scan, then swap the new generation in and free the old
  * one.  The caller holds at least ShareUpdateExclusiveLock on rel and has
  * checked that the guard's trigger is in place.  On error (cancel,
@@ -478,8 +497,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	if (BgFilterPtrIsValid(old))
 		bg_filter_free(old, old_bytes);
 
-	/* plans cached before the guard served are made again (planner.c) */
-	CacheInvalidateRelcache(rel);
+	bg_invalidate_plans(RelationGetRelid(rel));
 	if (broken)
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
