@@ -122,6 +122,7 @@ typedef struct BgSlot
 	uint64		generation;		/* of the serving filter */
 	TimestampTz built_at;
 	double		build_seconds;
+	int			build_workers;	/* parallel workers of the serving build */
 	int			builder_pid;
 	bool		coverage_broken;	/* untrusted while a build was running */
 	TransactionId forget_xid;	/* free the slot once this xid has committed */
@@ -151,6 +152,7 @@ typedef struct BgSlotCopy
 	uint64		generation;
 	TimestampTz built_at;
 	double		build_seconds;
+	int			build_workers;
 	int			builder_pid;
 	bool		building;
 	char		last_error[128];
@@ -161,6 +163,7 @@ typedef struct BgSlotCopy
 	double		error_rate;
 	uint64		nbits;
 	int			nhashes;
+	uint32		block_bits;
 	uint64		n_added;
 	uint64		bits_set;
 } BgSlotCopy;

@@ -385,6 +385,7 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 	slot->generation = 0;
 	slot->built_at = 0;
 	slot->build_seconds = 0;
+	slot->build_workers = 0;
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
 	slot->forget_xid = InvalidTransactionId;

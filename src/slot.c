@@ -46,6 +46,7 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 	copy->generation = slot->generation;
 	copy->built_at = slot->built_at;
 	copy->build_seconds = slot->build_seconds;
+	copy->build_workers = slot->build_workers;
 	copy->builder_pid = slot->builder_pid;
 	copy->building = BgFilterPtrIsValid(slot->building);
 	strlcpy(copy->last_error, slot->last_error, sizeof(copy->last_error));
@@ -59,6 +60,7 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 		copy->error_rate = f->error_rate;
 		copy->nbits = f->nbits;
 		copy->nhashes = f->nhashes;
+		copy->block_bits = f->block_bits;
 		copy->n_added = pg_atomic_read_u64(&f->n_added);
 		copy->bits_set = pg_atomic_read_u64(&f->bits_set);
 	}
