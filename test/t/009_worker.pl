@@ -58,7 +58,7 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM grow WHERE bloomguard_che
 
 # the cap stops a resize: the guard stays DEGRADED and the advice says why
 $node->safe_psql('postgres', q{CREATE TABLE capped (id int PRIMARY KEY)});
-# resizing to 2 x 400000 keys at 1e-9 needs 4.3 MB, more than the 4 MB cap
+# resizing to 2 x 400000 keys at 1e-9 needs 7.9 MB, more than the 4 MB cap
 $node->safe_psql('postgres', q{SELECT bloomguard_attach('capped', 10000, 0.000000001)});
 $node->safe_psql('postgres', q{INSERT INTO capped SELECT generate_series(1, 400000)});
 $node->poll_query_until('postgres', q{SELECT advice LIKE '%would exceed the memory caps%' FROM bloomguard_health WHERE relation = 'capped'::regclass})
