@@ -460,7 +460,7 @@ bg_build_workers(Relation rel, const BgKeyDesc *desc, BlockNumber nblocks,
 	int			i;
 
 	*local = filter_bytes <= mem;
-	if (IsBackgroundWorker || !IsUnderPostmaster || IsInParallelMode() ||
+	if (bg_is_background_worker() || !IsUnderPostmaster || IsInParallelMode() ||
 		max_parallel_maintenance_workers == 0)
 		return 0;
 	for (i = 0; i < desc->nkeys; i++)
