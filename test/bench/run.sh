@@ -564,7 +564,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	for tbl in t h; do
 		for v in $(order2 "$r" rebuild count); do
 			if [ "$v" = rebuild ]; then
-				ms=$(sq_ms -c "SELECT bloomguard_rebuild('$tbl')")
+				ms=$(sq_ms -c "SET max_parallel_maintenance_workers = 0" -c "SELECT bloomguard_rebuild('$tbl')")
 			else
 				ms=$(sq_ms -c "$SEQ" -c "SELECT count(*) FROM $tbl")
 			fi
@@ -1030,7 +1030,7 @@ fi
 	echo "- Server-side loop: one statement makes $CALLS lookups (count(*) FILTER (WHERE guarded_exists(...)) against a per-row scalar EXISTS sub-select over generate_series), timed by psql, so only server CPU per call counts. Unlike pgbench, where each execution of a prepared statement starts a new executor and with it a new guarded_exists() call cache (fn_extra), the loop reuses one cache: the difference between the two shows the per-execution set-up cost. The 'no lookup' row is the loop and key expression alone."
 	echo "- Buffers: EXPLAIN (ANALYZE, BUFFERS) of one statement per key, shared hit + read of the top plan node (which includes what the function reads: see the present-key rows). Definite negatives are the absent keys that bloomguard_check() calls 'absent'."
 	echo "- COPY: server-side COPY FROM a file into a fresh table with a primary key (guarded: attached with capacity = rows before the COPY), CHECKPOINT before each. INSERT: pgbench, one DEFAULT VALUES row (bigserial key) per transaction into a fresh table."
-	echo "- Rebuild: bloomguard_rebuild() against SELECT count(*) with index scans off (a sequential scan), on the same table, in fresh sessions."
+	echo "- Rebuild: bloomguard_rebuild() against SELECT count(*) with index scans off (a sequential scan), on the same table, in fresh sessions, both without parallel workers."
 	echo "- Accuracy: a fresh table per round attached with capacity $ACC_CAP, filled to each load through the trigger, then bloomguard_probe() with enough probes for about $FP_HITS expected false positives over all rounds (at most $PROBES a round); the measured rate pools all rounds (each a new hash seed). The theoretical rate is the health view's, the blocked formula. The simulated rows are test/bench/layout.c outside the server: the same filter filled with random hashes, probed $SIM_PROBES times per load, once with filter.c's positions and once with enhanced double hashing inside the same blocks."
 	echo "- Scale: bigint tables of $SCALE rows (even keys, as t), guarded at twice their size; bloomguard_rebuild() against SELECT count(*) with index scans off, in fresh sessions, both with max_parallel_maintenance_workers / max_parallel_workers_per_gather 0, then both with 2; maintenance_work_mem 1GB (a private bit array per scanner), shared_buffers $d_shbuf. Guarded misses: pgbench against SELECT 1 in the same rounds.${scale_note:+ $scale_note}"
 	echo "- COPY: besides unguarded, a table with a do-nothing AFTER INSERT OR UPDATE FOR EACH ROW trigger written in C (compiled by this script), the floor of any row trigger's cost.${copy_note:+ $copy_note}"
