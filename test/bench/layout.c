@@ -28,6 +28,7 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <sys/mman.h>
 #include <time.h>
 
 /* the filter core itself, so that its static functions can be compared */
@@ -263,13 +264,19 @@ measure_speed(double capacity, long nkeys)
 	for (variant = 0; variant < lengthof(names); variant++)
 	{
 		BloomFilter *f = aligned_alloc(64, TYPEALIGN(64, bloom_filter_bytes(nbits)));
-		uint64	   *words = aligned_alloc(64, TYPEALIGN(64, bloom_nwords(nbits) * sizeof(uint64)));
+		/* laid out as a build lays out its private arrays (src/build.c) */
+		Size		huge = 2 * 1024 * 1024;
+		Size		bytes = TYPEALIGN(huge, bloom_nwords(nbits) * sizeof(uint64));
+		uint64	   *words = aligned_alloc(huge, bytes);
 		double		elapsed = 0;
 		double		t;
 		long		done;
 
+#ifdef MADV_HUGEPAGE
+		(void) madvise(words, bytes, MADV_HUGEPAGE);
+#endif
 		bloom_init(f, (uint64) capacity, 0.01, nbits, k, 0);
-		memset(words, 0, bloom_nwords(nbits) * sizeof(uint64));
+		memset(words, 0, bytes);
 		for (done = 0; done < nkeys; done += BATCH)
 		{
 			int			n = (int) Min((long) BATCH, nkeys - done);
