@@ -626,6 +626,9 @@ for r in $(seq 1 "$ROUNDS"); do
 	if tps=$(pgb "$sc/ceiling.sql"); then rec scale_miss ceiling select1 "$r" "$tps" lookups/s; else bad "pgbench SELECT 1 (scale) round $r"; fi
 	for n in $SCALE_DONE; do
 		if tps=$(pgb "$sc/scale_miss_$n.sql"); then rec scale_miss "$n" guarded "$r" "$tps" lookups/s; else bad "pgbench scale miss $n round $r"; fi
+		# the same misses inside one statement: server CPU per call only
+		ms=$(sq_ms -c "SELECT count(*) FILTER (WHERE guarded_exists('s$n', 2 * ((g * 1000003::bigint) % $n + 1) + 1)) FROM generate_series(1, $CALLS) g")
+		rec scale_loop "$n" guarded "$r" "$(calc "1000 * $ms / $CALLS")" us/call
 	done
 done
 for n in $SCALE_DONE; do
@@ -857,6 +860,10 @@ for n in $SCALE_DONE; do
 		[ "$v" = MISSED ] && [ "$(ge "$y" 0.95)" = met ] && v="within noise (≥ 0.95×)"
 		row "guarded miss vs SELECT 1: $n keys against $first keys" "" "" "$(fx "$y")" "≥ 1.0×" "$v"
 	fi
+done
+for n in $SCALE_DONE; do
+	[ "$n" = "$first" ] && continue
+	row "guarded miss inside one statement (µs per call; ratio = time at $first / time at $n keys)" "$(f2 "$(med scale_loop "$first" guarded)") µs" "$(f2 "$(med scale_loop "$n" guarded)") µs" "$(rfx scale_loop "$first" guarded "$n" guarded)" "" ""
 done
 # the filter core outside the server
 for n in $SCALE; do
