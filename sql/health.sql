@@ -7,10 +7,11 @@ CREATE EXTENSION bloomguard;
 SELECT attname FROM pg_attribute
  WHERE attrelid = 'bloomguard_health'::regclass AND attnum > 0 ORDER BY attnum;
 
--- the worked example: a filter for 50 keys at 0.02 has m = 408, k = 6
+-- the worked example: a filter for 50 keys at 0.02 has m = 408, k = 6: one
+-- block of 408 bits, the classic filter
 CREATE TABLE t_seed (id int PRIMARY KEY);
 SELECT bloomguard_attach('t_seed', 50, 0.02);
-SELECT status, reasons, state, capacity, error_rate, bits, hashes, n_added, load, fill,
+SELECT status, reasons, state, capacity, error_rate, bits, hashes, block_bits, n_added, load, fill,
        estimated_keys, theoretical_fp, probes, probe_hits, actual_fp, advice
   FROM bloomguard_health WHERE relation = 't_seed'::regclass;
 -- where the filter came from: a scan on this node, when it became ready

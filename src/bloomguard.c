@@ -8,7 +8,8 @@
  * without touching the index.  The pieces, one file each, from the bottom
  * floor up (a file calls only into the ones above it in this list):
  *
- *	filter.c	the pure filter: sizing, hashing, atomic bits, health formulas
+ *	filter.c	the pure filter: the blocked layout, sizing, hashing, atomic
+ *				bits, health formulas
  *	shmem.c		shared memory: the guard slot table, filter memory and caps,
  *				and the locking rules
  *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust
@@ -27,7 +28,8 @@
  *	partition.c	partitioned tables: leaves, routing a key to one, new and
  *				detached partitions
  *	coverage.c	the feed trigger's state; noticing it change, and drops
- *	build.c		building a generation online from a table scan; rebuilds
+ *	build.c		building a generation online from a table scan, with
+ *				parallel workers; rebuilds
  *	trigger.c	the feed trigger
  *	args.c		turning key arguments into key values
  *	source.c	the authoritative lookup: index probe or SQL

@@ -156,6 +156,7 @@ typedef struct BgSlot
 	bool		permanent;		/* the table is not unlogged */
 	BgSource	source;			/* where the serving filter came from */
 	TimestampTz source_at;		/* when it was built or loaded */
+	int			build_workers;	/* parallel workers of the serving build */
 	int			builder_pid;
 	bool		coverage_broken;	/* untrusted while a build was running */
 	TransactionId forget_xid;	/* free the slot once this xid has committed */
@@ -189,6 +190,7 @@ typedef struct BgSavedGuard
 	uint64		generation;
 	TimestampTz built_at;
 	double		build_seconds;
+	int			build_workers;
 } BgSavedGuard;
 
 /* A slot copied out under its lock, for readers of its numbers. */
@@ -212,6 +214,7 @@ typedef struct BgSlotCopy
 	double		error_rate;
 	uint64		nbits;
 	int			nhashes;
+	uint32		block_bits;
 	uint64		n_added;
 	uint64		bits_set;
 } BgSlotCopy;

@@ -71,6 +71,16 @@
 #define bg_rel_filenumber(rel) ((rel)->rd_node.relNode)
 #endif
 
+/*
+ * 17 replaced the IsBackgroundWorker flag with AmBackgroundWorkerProcess()
+ * (parallel workers are background workers in both).
+ */
+#if PG_VERSION_NUM >= 170000
+#define bg_is_background_worker() AmBackgroundWorkerProcess()
+#else
+#define bg_is_background_worker() IsBackgroundWorker
+#endif
+
 /* 16 renamed the statistics entry's live tuple count. */
 #if PG_VERSION_NUM >= 160000
 #define bg_stat_live_tuples(entry) ((entry)->live_tuples)

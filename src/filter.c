@@ -1,22 +1,62 @@
 /*-------------------------------------------------------------------------
  *
  * filter.c
- *	  The pure Bloom filter core: sizing, hashing and the bit array.
+ *	  The pure Bloom filter core: layout, sizing, hashing, the bit array
+ *	  and the health formulas.
  *
- * Sizing follows the classic formulas exactly, because the health view
- * recomputes the theoretical false-positive rate from them:
+ * Layout (BLOOM_LAYOUT_BLOCKED).  The m bits are cut into blocks of
+ * B = min(m, 512) bits; a block of 512 bits is one 64-byte cache line,
+ * aligned because the header is 64 bytes and the pool hands out
+ * 64-byte-aligned chunks.  A key is reduced to 128 bits (h1, h2) by XXH3
+ * keyed with the filter's random seed (so positions differ between
+ * filters and generations, and cannot be precomputed by an adversary).
+ * h1 picks the key's block, reduce(h1, m / B), and h2 its k bit positions
+ * inside that block: x_0 = h2 | 1, x_(i+1) = x_i * 0x9E3779B97F4A7C15
+ * (mod 2^64), position_i = reduce(x_i, B), where reduce(x, r) is the
+ * multiply-shift floor(x * r / 2^64) rather than a modulo.  Adding or
+ * asking about a key touches one cache line: one memory access, where
+ * the classic layout touched k.  This is the cache-local Bloom filter of
+ * Putze, Sanders and Singler, in the shape of RocksDB's FastLocalBloom
+ * (which also multiplies by the golden ratio between probes).
  *
- *		m = ceil(-n ln p / (ln 2)^2)		bits
- *		k = max(1, round((m / n) ln 2))		hashes
+ * Why not enhanced double hashing (x_(i+1) = x_i + y_i, as before) inside
+ * the block: reduce() keeps only the top log2(B) bits, and an increment
+ * y_i whose top bits are near 0 or near a simple fraction of 2^64 (one
+ * key in a few hundred at B = 512) puts all k probes on one or two
+ * positions; such keys alone would set the false-positive rate at low
+ * loads.  Repeated multiplication by an odd constant mixes every bit of
+ * x_i into the top bits of x_(i+1).
  *
- * The filter uses exactly m bit positions; the allocation rounds up to
- * whole 64-bit words, and the spare bits in the last word are never set.
+ * A filter with m <= 512 bits is one block holding every key: that is
+ * exactly a classic Bloom filter of m bits, sized and judged with the
+ * classic formulas.  Above 512 bits, m is a whole number of blocks (the
+ * sizing below rounds it up), so there is no partial block.
  *
- * A key is reduced to 128 bits by XXH3 keyed with the filter's random seed
- * (so positions differ between filters and generations, and cannot be
- * precomputed by an adversary), and the k positions are derived from those
- * 128 bits by enhanced double hashing (Dillinger and Manolios), mapped onto
- * [0, m) with a multiply-shift rather than a modulo.
+ * Sizing.  For capacity n and target false-positive rate p, the classic
+ * sizing gives
+ *
+ *		m0 = ceil(-n ln p / (ln 2)^2)		k0 = max(1, round((m0 / n) ln 2))
+ *
+ * If m0 <= 512 that is the filter (one block, classic).  Otherwise the
+ * filter gets the fewest blocks b >= 2, and then the k, for which the
+ * theoretical rate below at n keys is at most p: blocks holding more keys
+ * than average push the rate up, so a blocked filter needs a little more
+ * memory than a classic one for the same rate (README, Performance).
+ *
+ * The health formulas describe the layout exactly.  With n adds, fill
+ * f = (bits set) / m, and lambda = B n / m keys per block on average:
+ *
+ *	one block:		FP = (1 - e^(-k n / m))^k
+ *					n^ = -(m / k) ln(1 - f)
+ *	several:		FP = sum_i Pois(i; lambda) (1 - e^(-k i / B))^k
+ *					n^ = -(m / B) ln(1 - f) / (1 - (1 - 1/B)^k)
+ *
+ * Keys land in blocks as a Poisson process; a block holding i keys is a
+ * classic filter of B bits, whence the mixture.  The expected zero bits
+ * of a block holding i keys are B (1 - 1/B)^(k i); averaged over
+ * i ~ Pois(lambda) that is B e^(-lambda (1 - (1 - 1/B)^k)), which solved
+ * for n gives n^.  The mixture is summed from the mode outwards until
+ * the terms left cannot change the sum (bloom_mixture_fp()).
  *
  * Concurrency: bits are set with pg_atomic_fetch_or_u64().  A plain "|="
  * from two backends could lose a bit, and a lost bit is a false negative.
@@ -38,6 +78,21 @@
 #include "filter.h"
 #include "port/pg_bitutils.h"
 
+StaticAssertDecl(offsetof(BloomFilter, words) == 64,
+				 "the filter header must be one cache line, so that blocks are aligned");
+
+/* the multiplier between a key's probes: 2^64 / golden ratio, odd */
+#define BLOOM_PROBE_MULT		UINT64CONST(0x9E3779B97F4A7C15)
+
+/* keys ahead whose block a batch add prefetches */
+#define BLOOM_PREFETCH_DISTANCE	32
+
+#ifdef __GNUC__
+#define bloom_prefetch(addr)	__builtin_prefetch((addr), 1, 3)
+#else
+#define bloom_prefetch(addr)	((void) 0)
+#endif
+
 /* Map a 64-bit hash onto [0, range) without division. */
 static inline uint64
 bloom_reduce(uint64 x, uint64 range)
@@ -50,8 +105,102 @@ bloom_reduce(uint64 x, uint64 range)
 }
 
 /*
- * Compute m and k for capacity n and error rate p.  Returns false if the
- * result would exceed BLOOM_MAX_BITS.
+ * The false-positive rate of one block of B bits holding i keys, k bits
+ * each: the classic (1 - e^(-k i / B))^k.
+ */
+static inline double
+bloom_block_fp(double i, int k, double B)
+{
+	return pow(1.0 - exp(-(double) k * i / B), k);
+}
+
+/*
+ * sum_i Pois(i; lambda) bloom_block_fp(i, k, B), the false-positive rate of
+ * a blocked filter with lambda keys per block on average.  The Poisson
+ * weights are computed from the mode outwards by their recurrence; each
+ * side stops once what it has left cannot reach 1e-17 of the sum (the
+ * block rate is at most 1 and increases with i).
+ */
+static double
+bloom_mixture_fp(double lambda, int k, double B)
+{
+	double		mode;
+	double		w_mode;
+	double		sum = 0;
+	double		w;
+	double		i;
+
+	if (lambda <= 0)
+		return 0;
+	mode = floor(lambda);
+
+	/*
+	 * Far above a block's capacity every block is saturated: the terms that
+	 * matter, within 40 standard deviations of lambda, are all 1.
+	 */
+	if (bloom_block_fp(Max(0.0, lambda - 40.0 * sqrt(lambda)), k, B) >= 1.0 - 1e-16)
+		return bloom_block_fp(lambda, k, B);
+
+	w_mode = exp(mode * log(lambda) - lambda - lgamma(mode + 1.0));
+
+	/* upwards: the rest is at most w (1 + r + r^2 ...), r = lambda / (i + 1) */
+	for (i = mode, w = w_mode; w > 0; i += 1.0)
+	{
+		double		r = lambda / (i + 1.0);
+
+		sum += w * bloom_block_fp(i, k, B);
+		if (r < 1.0 && w * r / (1.0 - r) < 1e-17 * sum)
+			break;
+		w *= r;
+	}
+	/* downwards: both the weights and the block rates shrink */
+	for (i = mode - 1.0, w = w_mode * mode / lambda; i >= 0 && w > 0; i -= 1.0)
+	{
+		double		term = w * bloom_block_fp(i, k, B);
+
+		sum += term;
+		if (term < 1e-17 * sum)
+			break;
+		w *= i / lambda;
+	}
+	return sum;
+}
+
+/*
+ * The lowest blocked rate for lambda keys per 512-bit block, over k, and
+ * that k (the smaller one on a tie).  The rate is unimodal in k: walk from
+ * the classic optimum (B / lambda) ln 2 to the best neighbour.
+ */
+static double
+bloom_best_blocked_fp(double lambda, int *best_k)
+{
+	double		B = BLOOM_BLOCK_BITS;
+	double		k0 = rint(B / lambda * log(2.0));
+	int			k = (int) Max(1, Min(BLOOM_MAX_HASHES, k0));
+	bool		down = false;
+	double		best;
+	double		fp;
+
+	best = bloom_mixture_fp(lambda, k, B);
+	while (k > 1 && (fp = bloom_mixture_fp(lambda, k - 1, B)) <= best)
+	{
+		best = fp;
+		k--;
+		down = true;
+	}
+	while (!down && k < BLOOM_MAX_HASHES &&
+		   (fp = bloom_mixture_fp(lambda, k + 1, B)) < best)
+	{
+		best = fp;
+		k++;
+	}
+	*best_k = k;
+	return best;
+}
+
+/*
+ * Compute m and k for capacity n and error rate p (see the file header).
+ * Returns false if the result would exceed BLOOM_MAX_BITS.
  */
 bool
 bloom_size(double capacity, double error_rate, uint64 *nbits, int *nhashes)
@@ -59,51 +208,101 @@ bloom_size(double capacity, double error_rate, uint64 *nbits, int *nhashes)
 	double		ln2 = log(2.0);
 	double		m;
 	double		k;
+	double		lo;
+	double		hi;
+	double		blocks;
+	int			best_k;
+	int			i;
 
 	Assert(capacity > 0 && error_rate > 0 && error_rate < 1);
 
 	m = ceil(-capacity * log(error_rate) / (ln2 * ln2));
 	if (m < 1)
 		m = 1;
+	if (m <= BLOOM_BLOCK_BITS)
+	{
+		/* one block: the classic filter */
+		k = rint((m / capacity) * ln2);
+		*nbits = (uint64) m;
+		*nhashes = (int) Max(1, Min(BLOOM_MAX_HASHES, k));
+		return true;
+	}
 	if (m > (double) BLOOM_MAX_BITS)
 		return false;
 
-	k = rint((m / capacity) * ln2);
-	if (k < 1)
-		k = 1;
-	if (k > BLOOM_MAX_HASHES)
-		k = BLOOM_MAX_HASHES;
+	/*
+	 * Several blocks: the rate depends on the keys per block, lambda = n / b.
+	 * Find the largest lambda that meets p by bisection (the best rate rises
+	 * with lambda), then the fewest blocks b >= 2 that meet it exactly.
+	 */
+	lo = 0;
+	hi = 1;
+	while (hi < 1e9 && bloom_best_blocked_fp(hi, &best_k) <= error_rate)
+	{
+		lo = hi;
+		hi *= 2;
+	}
+	for (i = 0; i < 64; i++)
+	{
+		double		mid = (lo + hi) / 2;
 
-	*nbits = (uint64) m;
-	*nhashes = (int) k;
+		if (bloom_best_blocked_fp(mid, &best_k) <= error_rate)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (lo <= 0)
+		return false;
+	blocks = Max(2, ceil(capacity / lo));
+	while (blocks > 2 && bloom_best_blocked_fp(capacity / (blocks - 1), &best_k) <= error_rate)
+		blocks--;
+	while (bloom_best_blocked_fp(capacity / blocks, &best_k) > error_rate)
+		blocks++;
+	if (blocks * BLOOM_BLOCK_BITS > (double) BLOOM_MAX_BITS)
+		return false;
+	(void) bloom_best_blocked_fp(capacity / blocks, &best_k);
+	*nbits = (uint64) blocks * BLOOM_BLOCK_BITS;
+	*nhashes = best_k;
 	return true;
+}
+
+/* B, the bits of a block, for a filter of nbits bits. */
+uint32
+bloom_block_bits(uint64 nbits)
+{
+	return (uint32) Min(nbits, (uint64) BLOOM_BLOCK_BITS);
 }
 
 /* Bytes a filter of nbits bits occupies, header included. */
 Size
 bloom_filter_bytes(uint64 nbits)
 {
-	uint64		nwords = (nbits + 63) / 64;
-
-	return offsetof(BloomFilter, words) + nwords * sizeof(pg_atomic_uint64);
+	return offsetof(BloomFilter, words) + bloom_nwords(nbits) * sizeof(pg_atomic_uint64);
 }
 
-/* Initialize an all-zero filter in memory of bloom_filter_bytes(nbits). */
+/*
+ * Initialize an all-zero filter in memory of bloom_filter_bytes(nbits).
+ * nbits is one block (at most 512) or a whole number of blocks.
+ */
 void
 bloom_init(BloomFilter *filter, uint64 capacity, double error_rate,
 		   uint64 nbits, int nhashes, uint64 seed)
 {
+	uint64		nwords = bloom_nwords(nbits);
 	uint64		i;
 
+	Assert(nbits <= BLOOM_BLOCK_BITS || nbits % BLOOM_BLOCK_BITS == 0);
 	filter->nhashes = nhashes;
+	filter->layout = BLOOM_LAYOUT;
+	filter->block_bits = (uint16) bloom_block_bits(nbits);
 	filter->nbits = nbits;
-	filter->nwords = (nbits + 63) / 64;
+	filter->nblocks = nbits / filter->block_bits;
 	filter->capacity = capacity;
 	filter->error_rate = error_rate;
 	filter->seed = seed;
 	pg_atomic_init_u64(&filter->n_added, 0);
 	pg_atomic_init_u64(&filter->bits_set, 0);
-	for (i = 0; i < filter->nwords; i++)
+	for (i = 0; i < nwords; i++)
 		pg_atomic_init_u64(&filter->words[i], 0);
 }
 
@@ -152,75 +351,46 @@ bloom_hash_probe(uint64 seed, uint64 probe)
 	return result;
 }
 
+/* The index of a key's first word: the start of its block. */
+static inline uint64
+bloom_block_start(const BloomFilter *filter, BloomHash hash)
+{
+	return bloom_reduce(hash.h1, filter->nblocks) * BLOOM_BLOCK_WORDS;
+}
+
 /*
- * Set the k bits of a key.  Returns how many bits went from zero to one;
- * the caller adds that to bits_set (batched, to keep the counter off the
- * hot cache line).
+ * Set the k bits of a key.  The bits are gathered per word of the block
+ * first, so each word takes at most one atomic OR, and none if its bits
+ * are set already (most are, once a filter fills).  Returns how many bits
+ * went from zero to one; the caller adds that to bits_set (batched, to
+ * keep the counter off the hot cache line).
  */
 static inline int
 bloom_set_bits(BloomFilter *filter, BloomHash hash)
 {
-	uint64		x = hash.h1;
-	uint64		y = hash.h2;
+	pg_atomic_uint64 *block = &filter->words[bloom_block_start(filter, hash)];
+	uint64		masks[BLOOM_BLOCK_WORDS] = {0};
+	uint64		x = hash.h2 | 1;
+	uint32		B = filter->block_bits;
 	int			newbits = 0;
 	int			i;
 
 	for (i = 0; i < filter->nhashes; i++)
 	{
-		uint64		pos = bloom_reduce(x, filter->nbits);
-		pg_atomic_uint64 *word = &filter->words[pos >> 6];
-		uint64		mask = UINT64CONST(1) << (pos & 63);
+		uint64		pos = bloom_reduce(x, B);
 
-		/* read first: most bits are already set once a filter fills */
-		if ((pg_atomic_read_u64(word) & mask) == 0 &&
-			(pg_atomic_fetch_or_u64(word, mask) & mask) == 0)
-			newbits++;
-		x += y;
-		y += i + 1;
+		masks[pos >> 6] |= UINT64CONST(1) << (pos & 63);
+		x *= BLOOM_PROBE_MULT;
+	}
+	/* a one-block filter of fewer than 512 bits has no mask past its words */
+	for (i = 0; i < BLOOM_BLOCK_WORDS; i++)
+	{
+		uint64		mask = masks[i];
+
+		if (mask != 0 && (pg_atomic_read_u64(&block[i]) & mask) != mask)
+			newbits += pg_popcount64(mask & ~pg_atomic_fetch_or_u64(&block[i], mask));
 	}
 	return newbits;
-}
-
-/*
- * Batches compute the positions of a chunk of keys first and prefetch
- * their words, so that the cache misses of random positions in a filter
- * larger than the CPU cache overlap instead of following one another.
- */
-#define BLOOM_PREFETCH_KEYS 16
-
-/*
- * The bit positions of m keys, k each in order, into pos (room for
- * m * BLOOM_MAX_HASHES), prefetching for writing each one's 64-bit word in
- * the array at words.  The positions are bloom_set_bits()'s.  Returns how
- * many there are.
- */
-static inline int
-bloom_positions(const BloomFilter *shape, const BloomHash *hashes, int m,
-				const void *words, uint64 *pos)
-{
-	int			k = shape->nhashes;
-	int			npos = 0;
-	int			i;
-	int			j;
-
-	for (i = 0; i < m; i++)
-	{
-		uint64		x = hashes[i].h1;
-		uint64		y = hashes[i].h2;
-
-		for (j = 0; j < k; j++)
-		{
-			uint64		p = bloom_reduce(x, shape->nbits);
-
-			pos[npos++] = p;
-#ifdef __GNUC__
-			__builtin_prefetch((const char *) words + (p >> 6) * sizeof(uint64), 1, 0);
-#endif
-			x += y;
-			y += j + 1;
-		}
-	}
-	return npos;
 }
 
 /* Add one key. Returns the number of bits newly set. */
@@ -236,35 +406,23 @@ bloom_add(BloomFilter *filter, BloomHash hash)
 }
 
 /*
- * Add n keys, a chunk at a time with their words prefetched (see above),
- * updating the shared counters once.
+ * Add n keys, updating the shared counters once.  Each key is one cache
+ * line; the line of the key BLOOM_PREFETCH_DISTANCE ahead is prefetched, so
+ * that the misses of a filter larger than the CPU caches overlap.
  */
 void
 bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n)
 {
-	uint64		pos[BLOOM_PREFETCH_KEYS * BLOOM_MAX_HASHES];
 	uint64		newbits = 0;
-	int			base;
 	int			i;
 
 	if (n <= 0)
 		return;
-	for (base = 0; base < n; base += BLOOM_PREFETCH_KEYS)
+	for (i = 0; i < n; i++)
 	{
-		int			npos = bloom_positions(filter, hashes + base,
-										   Min(BLOOM_PREFETCH_KEYS, n - base),
-										   filter->words, pos);
-
-		for (i = 0; i < npos; i++)
-		{
-			pg_atomic_uint64 *word = &filter->words[pos[i] >> 6];
-			uint64		mask = UINT64CONST(1) << (pos[i] & 63);
-
-			/* read first: most bits are already set once a filter fills */
-			if ((pg_atomic_read_u64(word) & mask) == 0 &&
-				(pg_atomic_fetch_or_u64(word, mask) & mask) == 0)
-				newbits++;
-		}
+		if (i + BLOOM_PREFETCH_DISTANCE < n)
+			bloom_prefetch(&filter->words[bloom_block_start(filter, hashes[i + BLOOM_PREFETCH_DISTANCE])]);
+		newbits += bloom_set_bits(filter, hashes[i]);
 	}
 	pg_atomic_fetch_add_u64(&filter->n_added, n);
 	if (newbits > 0)
@@ -273,80 +431,86 @@ bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n)
 
 /*
  * Bulk loading.  A build owns a private bit array shaped like the
- * filter's (nbits bits, words of 64), sets bits in it with plain ORs,
- * and merges it into the shared filter at the end: no atomic operation
- * per bit.
+ * filter's, sets bits in it with plain ORs, and merges it into the shared
+ * filter at the end: no atomic operation per bit.  Prefetched like
+ * bloom_add_batch().
  */
-
-/* Set the bits of n keys in a private bit array shaped like the filter. */
 void
 bloom_local_add_batch(const BloomFilter *shape, uint64 *words,
 					  const BloomHash *hashes, int n)
 {
-	uint64		pos[BLOOM_PREFETCH_KEYS * BLOOM_MAX_HASHES];
-	int			base;
+	uint32		B = shape->block_bits;
+	int			k = shape->nhashes;
 	int			i;
 
-	for (base = 0; base < n; base += BLOOM_PREFETCH_KEYS)
+	for (i = 0; i < n; i++)
 	{
-		int			npos = bloom_positions(shape, hashes + base,
-										   Min(BLOOM_PREFETCH_KEYS, n - base),
-										   words, pos);
+		uint64	   *block = &words[bloom_block_start(shape, hashes[i])];
+		uint64		x = hashes[i].h2 | 1;
+		int			j;
 
-		for (i = 0; i < npos; i++)
-			words[pos[i] >> 6] |= UINT64CONST(1) << (pos[i] & 63);
+		if (i + BLOOM_PREFETCH_DISTANCE < n)
+			bloom_prefetch(&words[bloom_block_start(shape, hashes[i + BLOOM_PREFETCH_DISTANCE])]);
+		for (j = 0; j < k; j++)
+		{
+			uint64		pos = bloom_reduce(x, B);
+
+			block[pos >> 6] |= UINT64CONST(1) << (pos & 63);
+			x *= BLOOM_PROBE_MULT;
+		}
 	}
 }
 
 /*
- * OR a private bit array into the filter (one atomic per non-zero word)
- * and count nadded keys as added.
+ * OR the words [first, first + count) of a private bit array into the
+ * filter (one atomic per word that adds a bit), and count nadded keys as
+ * added.
  */
 void
-bloom_merge(BloomFilter *filter, const uint64 *words, uint64 nadded)
+bloom_merge(BloomFilter *filter, const uint64 *words, uint64 first, uint64 count,
+			uint64 nadded)
 {
 	uint64		newbits = 0;
 	uint64		i;
 
-	for (i = 0; i < filter->nwords; i++)
+	Assert(first + count <= bloom_nwords(filter->nbits));
+	for (i = first; i < first + count; i++)
 	{
 		uint64		w = words[i];
 
-		if (w != 0)
-		{
-			uint64		old = pg_atomic_fetch_or_u64(&filter->words[i], w);
-
-			newbits += pg_popcount64(w & ~old);
-		}
+		if (w != 0 && (pg_atomic_read_u64(&filter->words[i]) & w) != w)
+			newbits += pg_popcount64(w & ~pg_atomic_fetch_or_u64(&filter->words[i], w));
 	}
-	pg_atomic_fetch_add_u64(&filter->n_added, nadded);
-	pg_atomic_fetch_add_u64(&filter->bits_set, newbits);
+	if (nadded > 0)
+		pg_atomic_fetch_add_u64(&filter->n_added, nadded);
+	if (newbits > 0)
+		pg_atomic_fetch_add_u64(&filter->bits_set, newbits);
 }
 
 /* Test a key: false means "definitely never added". */
 bool
 bloom_maybe(BloomFilter *filter, BloomHash hash)
 {
-	uint64		x = hash.h1;
-	uint64		y = hash.h2;
+	pg_atomic_uint64 *block = &filter->words[bloom_block_start(filter, hash)];
+	uint64		x = hash.h2 | 1;
+	uint32		B = filter->block_bits;
 	int			i;
 
 	for (i = 0; i < filter->nhashes; i++)
 	{
-		uint64		pos = bloom_reduce(x, filter->nbits);
-		uint64		word = pg_atomic_read_u64(&filter->words[pos >> 6]);
+		uint64		pos = bloom_reduce(x, B);
 
-		if ((word & (UINT64CONST(1) << (pos & 63))) == 0)
+		if ((pg_atomic_read_u64(&block[pos >> 6]) & (UINT64CONST(1) << (pos & 63))) == 0)
 			return false;
-		x += y;
-		y += i + 1;
+		x *= BLOOM_PROBE_MULT;
 	}
 	return true;
 }
 
 /*
  * The health gauges, from a filter's numbers (the health view reports
- * them from a copy taken under the slot lock).
+ * them from a copy taken under the slot lock).  The file header has the
+ * formulas and why they are exact for this layout.
  */
 
 /* Fraction of the m bits that are set. */
@@ -356,31 +520,40 @@ bloom_fill(uint64 nbits, uint64 bits_set)
 	return (double) bits_set / (double) nbits;
 }
 
-/* The theoretical false-positive rate after n_added adds: (1 - e^(-k n / m))^k */
+/* The theoretical false-positive rate after n_added adds. */
 double
-bloom_theoretical_fp(uint64 nbits, int nhashes, uint64 n_added)
+bloom_theoretical_fp(uint64 nbits, int nhashes, uint32 block_bits, uint64 n_added)
 {
 	double		k = nhashes;
 	double		n = (double) n_added;
 	double		m = (double) nbits;
 
-	return pow(1.0 - exp(-k * n / m), k);
+	if (block_bits >= nbits)
+		return pow(1.0 - exp(-k * n / m), k);
+	return bloom_mixture_fp((double) block_bits * n / m, nhashes, (double) block_bits);
 }
 
 /*
- * The distinct keys the filter holds, from its fill: -(m / k) ln(1 - fill).
- * *full is set when every bit is set and there is no estimate.
+ * The distinct keys the filter holds, from its fill.  *full is set when
+ * every bit is set and there is no estimate.
  */
 double
-bloom_estimated_keys(uint64 nbits, int nhashes, uint64 bits_set, bool *full)
+bloom_estimated_keys(uint64 nbits, int nhashes, uint32 block_bits,
+					 uint64 bits_set, bool *full)
 {
+	double		m = (double) nbits;
+	double		B = (double) block_bits;
+	double		zeros;
+
 	if (bits_set >= nbits)
 	{
 		*full = true;
 		return 0;
 	}
 	*full = false;
+	zeros = log(1.0 - (double) bits_set / m);
 	/* + 0.0 turns the -0 of an empty filter into 0 */
-	return -((double) nbits / nhashes) *
-		log(1.0 - (double) bits_set / (double) nbits) + 0.0;
+	if (block_bits >= nbits)
+		return -(m / nhashes) * zeros + 0.0;
+	return -(m / B) * zeros / (1.0 - pow(1.0 - 1.0 / B, nhashes)) + 0.0;
 }

@@ -5,7 +5,7 @@
  *
  * Nothing in filter.c takes a PostgreSQL lock, reads a catalog or
  * allocates memory.  The bit array lives wherever the caller puts it (in
- * bloomguard's case, a dynamic shared memory area); bits are set with
+ * bloomguard's case, the filter pool in shared memory); bits are set with
  * atomic OR so that concurrent adders never lose a bit, and read with
  * plain atomic reads.  Everything else here is arithmetic.
  *
@@ -18,12 +18,6 @@
 
 #include "port/atomics.h"
 
-/*
- * The version of the bit layout: where a key's bits go, given its 128-bit
- * hash.  Saved filters and WAL records carry it; bump it whenever
- * bloom_add() and bloom_maybe() would place a key's bits differently.
- */
-#define BLOOM_LAYOUT_VERSION	1
 
 /* hash domains: real keys and probes never share an input */
 #define BLOOM_DOMAIN_KEY		UINT64CONST(0)
@@ -34,8 +28,33 @@
 #define BLOOM_MAX_HASHES		64
 
 /*
- * A 128-bit key hash.  The k bit positions are derived from it by enhanced
- * double hashing, so a key is hashed once however large k is.
+ * Layouts: where a key's k bits go.  The layout is part of a filter's
+ * identity: anything that carries a filter's bits outside this process
+ * (a file saved at shutdown, a WAL record) must carry the layout too, and
+ * must never apply bits of another layout, because the same key sets other
+ * bits there.
+ *
+ *	CLASSIC		k positions anywhere in the m bits (bloomguard 1.0); no
+ *				longer built, named so that it is never reused
+ *	BLOCKED		the key's k positions inside one block of
+ *				B = min(m, 512) bits, one 64-byte cache line (filter.c)
+ */
+#define BLOOM_LAYOUT_CLASSIC	1
+#define BLOOM_LAYOUT_BLOCKED	2
+#define BLOOM_LAYOUT			BLOOM_LAYOUT_BLOCKED	/* what we build */
+
+/*
+ * The version of the bit layout that saved filters and WAL records carry
+ * (persist.c, wal.c): where a key's bits go, given its 128-bit hash.
+ */
+#define BLOOM_LAYOUT_VERSION	BLOOM_LAYOUT
+
+#define BLOOM_BLOCK_BITS		512
+#define BLOOM_BLOCK_WORDS		(BLOOM_BLOCK_BITS / 64)
+
+/*
+ * A 128-bit key hash: h1 picks the block, h2 the positions inside it, so
+ * a key is hashed once however large k is.
  */
 typedef struct BloomHash
 {
@@ -44,15 +63,18 @@ typedef struct BloomHash
 } BloomHash;
 
 /*
- * The filter: a fixed header followed by the bit array.  capacity,
- * error_rate, nbits, nhashes and seed never change after bloom_init();
- * n_added and bits_set are maintained atomically by adders.
+ * The filter: a 64-byte header followed by the bit array, so that with the
+ * header on a cache line boundary every 512-bit block is one aligned cache
+ * line.  Everything but n_added and bits_set is set by bloom_init() and
+ * never changes; those two are maintained atomically by adders.
  */
 typedef struct BloomFilter
 {
 	int32		nhashes;		/* k */
-	uint64		nbits;			/* m: bit positions in use */
-	uint64		nwords;			/* 64-bit words allocated, ceil(m / 64) */
+	uint16		layout;			/* BLOOM_LAYOUT_* */
+	uint16		block_bits;		/* B: m when m <= 512, else 512 */
+	uint64		nbits;			/* m: one block, or a whole number of blocks */
+	uint64		nblocks;		/* m / B */
 	uint64		capacity;		/* n the filter was sized for */
 	double		error_rate;		/* target false-positive rate p */
 	uint64		seed;			/* per-filter random hash key */
@@ -61,8 +83,16 @@ typedef struct BloomFilter
 	pg_atomic_uint64 words[FLEXIBLE_ARRAY_MEMBER];
 } BloomFilter;
 
+/* 64-bit words of a filter's bit array. */
+static inline uint64
+bloom_nwords(uint64 nbits)
+{
+	return (nbits + 63) / 64;
+}
+
 extern bool bloom_size(double capacity, double error_rate,
 					   uint64 *nbits, int *nhashes);
+extern uint32 bloom_block_bits(uint64 nbits);
 extern Size bloom_filter_bytes(uint64 nbits);
 extern void bloom_init(BloomFilter *filter, uint64 capacity, double error_rate,
 					   uint64 nbits, int nhashes, uint64 seed);
@@ -76,11 +106,13 @@ extern bool bloom_maybe(BloomFilter *filter, BloomHash hash);
 extern void bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n);
 extern void bloom_local_add_batch(const BloomFilter *shape, uint64 *words,
 								  const BloomHash *hashes, int n);
-extern void bloom_merge(BloomFilter *filter, const uint64 *words, uint64 nadded);
+extern void bloom_merge(BloomFilter *filter, const uint64 *words, uint64 first,
+						uint64 count, uint64 nadded);
 
 extern double bloom_fill(uint64 nbits, uint64 bits_set);
-extern double bloom_theoretical_fp(uint64 nbits, int nhashes, uint64 n_added);
-extern double bloom_estimated_keys(uint64 nbits, int nhashes, uint64 bits_set,
-								   bool *full);
+extern double bloom_theoretical_fp(uint64 nbits, int nhashes, uint32 block_bits,
+								   uint64 n_added);
+extern double bloom_estimated_keys(uint64 nbits, int nhashes, uint32 block_bits,
+								   uint64 bits_set, bool *full);
 
 #endif							/* BLOOMGUARD_FILTER_H */

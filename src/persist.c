@@ -266,16 +266,16 @@ bg_persist_save(int code, Datum arg)
 		e.seed = f->seed;
 		e.n_added = pg_atomic_read_u64(&f->n_added);
 		e.bits_set = pg_atomic_read_u64(&f->bits_set);
-		e.nwords = f->nwords;
+		e.nwords = bloom_nwords(f->nbits);
 		INIT_CRC32C(e.crc);
 		COMP_CRC32C(e.crc, &e, offsetof(BgSaveEntry, crc));
 		/* no process runs: the words can be read as plain memory */
-		COMP_CRC32C(e.crc, f->words, f->nwords * sizeof(uint64));
+		COMP_CRC32C(e.crc, f->words, e.nwords * sizeof(uint64));
 		FIN_CRC32C(e.crc);
 		if (fwrite(&e, sizeof(e), 1, file) != 1 ||
-			fwrite(f->words, sizeof(uint64), f->nwords, file) != f->nwords)
+			fwrite(f->words, sizeof(uint64), e.nwords, file) != e.nwords)
 			goto error;
-		bytes += f->nwords * sizeof(uint64);
+		bytes += e.nwords * sizeof(uint64);
 	}
 	if (FreeFile(file) != 0)
 	{
@@ -368,7 +368,8 @@ bg_load_entries(FILE *file, const BgSaveHeader *hdr)
 		if (fread(&e, sizeof(e), 1, file) != 1 ||
 			e.nbits < 1 || e.nbits > BLOOM_MAX_BITS ||
 			e.nhashes < 1 || e.nhashes > BLOOM_MAX_HASHES ||
-			e.nwords != (e.nbits + 63) / 64 ||
+			e.nwords != bloom_nwords(e.nbits) ||
+			(e.nbits > BLOOM_BLOCK_BITS && e.nbits % BLOOM_BLOCK_BITS != 0) ||
 			e.capacity < 1 || !(e.error_rate > 0 && e.error_rate < 1))
 		{
 			ereport(LOG,

@@ -370,6 +370,7 @@ bg_slot_fill(BgSlot *slot, Oid dbid, Oid relid, const BgKeyIdentity *key,
 	slot->generation = 0;
 	slot->built_at = 0;
 	slot->build_seconds = 0;
+	slot->build_workers = 0;
 	slot->relfilenode = InvalidOid;
 	slot->relfilenode_verified = false;
 	slot->permanent = false;
@@ -477,6 +478,7 @@ bg_slot_restore(const BgSavedGuard *g, Size bytes)
 	slot->feed_version = g->feed_version;
 	slot->built_at = g->built_at;
 	slot->build_seconds = g->build_seconds;
+	slot->build_workers = g->build_workers;
 	slot->relfilenode = g->relfilenode;
 	slot->permanent = true;
 	slot->source = BG_SOURCE_LOADED;

@@ -48,6 +48,7 @@ bg_slot_guard(const BgSlot *slot, BgSavedGuard *g)
 	g->generation = slot->generation;
 	g->built_at = slot->built_at;
 	g->build_seconds = slot->build_seconds;
+	g->build_workers = slot->build_workers;
 }
 
 /*
@@ -88,6 +89,7 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 		copy->error_rate = f->error_rate;
 		copy->nbits = f->nbits;
 		copy->nhashes = f->nhashes;
+		copy->block_bits = f->block_bits;
 		copy->n_added = pg_atomic_read_u64(&f->n_added);
 		copy->bits_set = pg_atomic_read_u64(&f->bits_set);
 	}

@@ -60,11 +60,12 @@ typedef enum BgStatsVersion
 enum
 {
 	COL_RELID, COL_STATE, COL_FEED, COL_GENERATION, COL_CAPACITY,
-	COL_ERROR_RATE, COL_BITS, COL_HASHES, COL_MEMORY_BYTES, COL_N_ADDED,
+	COL_ERROR_RATE, COL_BITS, COL_HASHES, COL_BLOCK_BITS, COL_MEMORY_BYTES, COL_N_ADDED,
 	COL_BITS_SET, COL_LOAD, COL_FILL, COL_ESTIMATED_KEYS, COL_THEORETICAL_FP,
 	COL_PROBES, COL_PROBE_HITS, COL_ACTUAL_FP, COL_CHECKS, COL_SHORTCUTS,
 	COL_SOURCE_LOOKUPS, COL_SOURCE_HITS, COL_FALLBACKS, COL_OBSERVED_FP,
-	COL_SUGGESTED_CAPACITY, COL_BUILT_AT, COL_BUILD_SECONDS, COL_BUILDER_PID,
+	COL_SUGGESTED_CAPACITY, COL_BUILT_AT, COL_BUILD_SECONDS, COL_BUILD_WORKERS,
+	COL_BUILDER_PID,
 	COL_LAST_ERROR, COL_STATS_RESET, COL_MEMORY_IN_USE, COL_MAX_MEMORY,
 	COL_SOURCE, COL_SOURCE_AT, COL_PARENT,
 	BG_STATS_COLS
@@ -182,7 +183,8 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	else
 		state = "not_loaded";
 	if (!nf)
-		keys = bloom_estimated_keys(c->nbits, c->nhashes, c->bits_set, &full);
+		keys = bloom_estimated_keys(c->nbits, c->nhashes, c->block_bits, c->bits_set,
+									&full);
 
 #define PUT(col, datum, isnull) (values[col] = (datum), nulls[col] = (isnull))
 	PUT(COL_RELID, ObjectIdGetDatum(relid), false);
@@ -194,6 +196,7 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 		nf && reg == NULL);
 	PUT(COL_BITS, Int64GetDatum((int64) c->nbits), nf);
 	PUT(COL_HASHES, Int32GetDatum(c->nhashes), nf);
+	PUT(COL_BLOCK_BITS, Int32GetDatum((int32) c->block_bits), nf);
 	PUT(COL_MEMORY_BYTES, Int64GetDatum((int64) c->bytes), false);
 	PUT(COL_N_ADDED, Int64GetDatum((int64) c->n_added), nf);
 	PUT(COL_BITS_SET, Int64GetDatum((int64) c->bits_set), nf);
@@ -202,7 +205,8 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	PUT(COL_FILL, Float8GetDatum(nf ? 0 : bloom_fill(c->nbits, c->bits_set)), nf);
 	PUT(COL_ESTIMATED_KEYS, Float8GetDatum(keys), nf || full);
 	PUT(COL_THEORETICAL_FP,
-		Float8GetDatum(nf ? 0 : bloom_theoretical_fp(c->nbits, c->nhashes, c->n_added)), nf);
+		Float8GetDatum(nf ? 0 : bloom_theoretical_fp(c->nbits, c->nhashes, c->block_bits,
+													  c->n_added)), nf);
 	PUT(COL_PROBES, Int64GetDatum((int64) k[BG_COUNT_PROBE]), false);
 	PUT(COL_PROBE_HITS, Int64GetDatum((int64) k[BG_COUNT_PROBE_HIT]), false);
 	PUT(COL_ACTUAL_FP, Float8GetDatum(k[BG_COUNT_PROBE] > 0 ?
@@ -222,6 +226,7 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 												   (int64) c->capacity)), nf);
 	PUT(COL_BUILT_AT, TimestampTzGetDatum(c->guard.built_at), c->guard.built_at == 0);
 	PUT(COL_BUILD_SECONDS, Float8GetDatum(c->guard.build_seconds), c->guard.built_at == 0);
+	PUT(COL_BUILD_WORKERS, Int32GetDatum(c->guard.build_workers), c->guard.built_at == 0);
 	PUT(COL_BUILDER_PID, Int32GetDatum(c->builder_pid), c->builder_pid == 0);
 	PUT(COL_LAST_ERROR, CStringGetTextDatum(c->last_error), c->last_error[0] == '\0');
 	PUT(COL_STATS_RESET, TimestampTzGetDatum(c->stats_reset), !OidIsValid(c->relid));

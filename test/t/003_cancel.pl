@@ -11,8 +11,16 @@
 # Finally, memory freed by old generations must be reusable: a guard grown
 # step by step within bloomguard.max_memory must never run out.
 #
-# Sections (d), (e) and (f) fail with the current code (see the report):
-# a FATAL exit skips the build's cleanup, and freed filter memory is
+# Every build here is parallel: two workers and the leader scan (the
+# table is large enough for two).  With maintenance_work_mem at 1MB the
+# scanners set bits straight into the shared generation; sections (b) and
+# (f) repeat with private arrays (maintenance_work_mem 256MB), which are
+# ORed in at the end.  Section (f) terminates one parallel worker in the
+# middle of a build; section (d) terminates the leader while its workers
+# run, so that its exit frees the generation before they are stopped.
+#
+# Sections (d), (e) and (g) were written against bugs of earlier code: a
+# FATAL exit skipped the build's cleanup, and freed filter memory was
 # stranded in DSA segments under a size limit barely above max_memory.
 use strict;
 use warnings;
@@ -27,12 +35,13 @@ use IPC::Run;
 use Time::HiRes qw(time usleep);
 
 my $nrows = 2_000_000;
-my $cap = 2_500_000;              # big's capacity: 2,995,824 bytes at 1%
+my $cap = 2_500_000;              # big's capacity: 3,089,472 bytes at 1%
 my $max_memory = 8 * 1024 * 1024; # room for two generations of big, not three
 
 my $node = bg_node('cancel', qq{
 bloomguard.max_memory = 8MB
-maintenance_work_mem = 256MB
+maintenance_work_mem = 1MB
+max_parallel_maintenance_workers = 2
 # no rebuilds but the test's own
 bloomguard.background_worker = off
 });
@@ -65,6 +74,7 @@ $node->safe_psql('postgres', qq{
 		RETURN NULL;
 	END \$\$;
 });
+bg_create_wait_for_worker($node);
 note sprintf("loading %d rows took %.1f s", $nrows, time - $t0);
 
 sub sq { return $node->safe_psql('postgres', $_[0]); }
@@ -77,11 +87,12 @@ sub guard
 	my ($rel) = @_;
 	my $row = sq(qq{
 		SELECT state, generation, coalesce(bits, 0), memory_bytes, memory_in_use,
-		       coalesce(builder_pid::text, ''), coalesce(last_error, ''), coalesce(capacity, 0)
+		       coalesce(builder_pid::text, ''), coalesce(last_error, ''), coalesce(capacity, 0),
+		       coalesce(build_workers, 0)
 		  FROM bloomguard_guard_stats() WHERE relid = '$rel'::regclass});
 	return undef if $row eq '';
 	my %g;
-	@g{qw(state generation bits memory_bytes memory_in_use builder_pid last_error capacity)} =
+	@g{qw(state generation bits memory_bytes memory_in_use builder_pid last_error capacity build_workers)} =
 	  split /\|/, $row, -1;
 	return \%g;
 }
@@ -97,6 +108,8 @@ sub serving_ok
 	is($g->{generation}, $gen, "$label: generation $gen");
 	is($g->{capacity}, $capacity, "$label: capacity $capacity");
 	is($g->{builder_pid}, '', "$label: no build running");
+	is($g->{build_workers}, 2, "$label: built by two parallel workers");
+	is(workers(), 0, "$label: no parallel worker left");
 	is($g->{memory_bytes}, bg_filter_bytes($g->{bits}), "$label: memory_bytes is one filter");
 	is($g->{memory_in_use}, sq(q{SELECT sum(memory_bytes) FROM bloomguard_guard_stats()}),
 		"$label: memory_in_use is the guards' filters, nothing more");
@@ -110,6 +123,14 @@ sub serving_ok
 	is($exists, '0', "$label: absent keys are not found");
 	ok($absent > 9000, "$label: the filter answers: more than 9000 of 10000 absent keys 'absent' ($absent)");
 	return;
+}
+
+# The parallel workers running now, once those that were stopped are gone.
+sub workers
+{
+	$node->poll_query_until('postgres',
+		q{SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'parallel worker'});
+	return sq(q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'parallel worker'});
 }
 
 # Start "SELECT bloomguard_rebuild(...)" (or attach) in the background,
@@ -264,34 +285,39 @@ my $gen = 3;
 }
 
 #
-# (b) pg_cancel_backend from another session while the rebuild scans
+# (b) pg_cancel_backend from another session while the rebuild's workers
+# scan, with the bits going straight into shared memory and into private
+# arrays
 #
+foreach my $mwm ('1MB', '256MB')
 {
-	my $bg = start_bg('rebuilder', q{SELECT bloomguard_rebuild('big')});
-	my ($pid, $app, $state, $mgen, $mem, $bits, $absent, $cancelled) = split /\|/, sq(qq{
-		SELECT p,
-		       (SELECT application_name FROM pg_stat_activity WHERE pid = p),
+	my $bg = start_bg('rebuilder',
+		qq{SET maintenance_work_mem = '$mwm'; SELECT bloomguard_rebuild('big')});
+	my ($pid, $worker, $app, $state, $mgen, $mem, $bits, $absent, $cancelled) = split /\|/, sq(qq{
+		SELECT w.builder, w.worker,
+		       (SELECT application_name FROM pg_stat_activity WHERE pid = w.builder),
 		       s.state, s.generation, s.memory_bytes, s.bits,
 		       (SELECT count(*) FROM generate_series(1, $nrows, 997) g
 		         WHERE bloomguard_check('big', g) = 'absent' OR NOT guarded_exists('big', g)),
-		       pg_cancel_backend(p)
-		  FROM wait_for_builder('big') p,
+		       pg_cancel_backend(w.builder)
+		  FROM wait_for_worker('big') w,
 		       LATERAL (SELECT * FROM bloomguard_guard_stats() WHERE relid = 'big'::regclass) s});
 	$bg->{run}->finish;
-	isnt($pid, '', 'a build was seen running');
-	is($app, 'rebuilder', 'builder_pid is the rebuilding session');
-	is("$state:$mgen", "ready:$gen", 'during the rebuild: still ready, same generation');
-	ok($mem > bg_filter_bytes($bits), 'during the rebuild: memory_bytes counts both generations');
-	is($absent, '0', 'during the rebuild: present keys are found');
-	is($cancelled, 't', 'pg_cancel_backend sent');
+	isnt($pid, '', "$mwm: a build was seen running");
+	isnt($worker, '', "$mwm: with a parallel worker");
+	is($app, 'rebuilder', "$mwm: builder_pid is the rebuilding session");
+	is("$state:$mgen", "ready:$gen", "$mwm: during the rebuild: still ready, same generation");
+	ok($mem > bg_filter_bytes($bits), "$mwm: during the rebuild: memory_bytes counts both generations");
+	is($absent, '0', "$mwm: during the rebuild: present keys are found");
+	is($cancelled, 't', "$mwm: pg_cancel_backend sent");
 	like($bg->{err}, qr/ERROR:  canceling statement due to user request/,
-		'the rebuild was cancelled');
+		"$mwm: the rebuild was cancelled");
 	is(guard('big')->{last_error}, 'the last build was interrupted: canceling statement due to user request',
-		'the cancel hit the scan');
-	serving_ok('after pg_cancel_backend', $gen, $cap);
-	sq(q{SELECT bloomguard_rebuild('big')});
+		"$mwm: the cancel hit the scan");
+	serving_ok("$mwm: after pg_cancel_backend", $gen, $cap);
+	sq(qq{SET maintenance_work_mem = '$mwm'; SELECT bloomguard_rebuild('big')});
 	$gen++;
-	serving_ok('rebuild after the cancel', $gen, $cap);
+	serving_ok("$mwm: rebuild after the cancel", $gen, $cap);
 }
 
 #
@@ -339,16 +365,19 @@ my $gen = 3;
 }
 
 #
-# (d) pg_terminate_backend while the rebuild scans.  The backend exits
-# without an error to catch; the build must not stay claimed by a dead
-# process, and the memory must come back.
+# (d) pg_terminate_backend while the rebuild's workers scan.  The backend
+# exits without an error to catch; its exit frees the generation before
+# the end of its transaction stops the workers, which must not write into
+# it any more.  The build must not stay claimed by a dead process, and the
+# memory must come back.
 #
 {
 	my $bg = start_bg('rebuilder', q{SELECT bloomguard_rebuild('big')});
-	my ($pid, $terminated) = split /\|/,
-	  sq(q{SELECT p, pg_terminate_backend(p) FROM wait_for_builder('big') p});
+	my ($pid, $worker, $terminated) = split /\|/,
+	  sq(q{SELECT builder, worker, pg_terminate_backend(builder) FROM wait_for_worker('big')});
 	$bg->{run}->finish;
 	isnt($pid, '', 'a build was seen running');
+	isnt($worker, '', 'with a parallel worker');
 	is($terminated, 't', 'pg_terminate_backend sent');
 	like($bg->{err}, qr/FATAL:  terminating connection due to administrator command/,
 		'the rebuilding backend was terminated');
@@ -357,6 +386,8 @@ my $gen = 3;
 
 	my $g = guard('big');
 	is("$g->{state}:$g->{generation}", "ready:$gen", 'after terminate: old generation still serving');
+	is(workers(), 0, 'after terminate: the workers are gone');
+	is($g->{memory_in_use}, $g->{memory_bytes}, 'after terminate: only the serving generation is in use');
 	is(sq(qq{SELECT count(*) FROM generate_series(1, $nrows, 997) g
 	         WHERE bloomguard_check('big', g) = 'absent' OR NOT guarded_exists('big', g)}),
 		'0', 'after terminate: present keys found');
@@ -403,9 +434,42 @@ my $gen = 3;
 }
 
 #
-# (f) Freed filter memory must be reusable.  Grow one guard's filter step
+# (f) pg_terminate_backend of one parallel worker in the middle of a
+# build: its error ends the build, the leader stops the other worker
+# before it frees the generation, and the old generation keeps serving.
+# With the bits going straight into shared memory and into private arrays.
+#
+{
+	sq(q{SELECT bloomguard_rebuild('big')});
+	$gen = guard('big')->{generation};
+	serving_ok('before terminating workers', $gen, $cap);
+	foreach my $mwm ('1MB', '256MB')
+	{
+		my $bg = start_bg('rebuilder',
+			qq{SET maintenance_work_mem = '$mwm'; SELECT bloomguard_rebuild('big')});
+		my ($pid, $worker, $terminated) = split /\|/,
+		  sq(q{SELECT builder, worker, pg_terminate_backend(worker) FROM wait_for_worker('big')});
+		$bg->{run}->finish;
+		isnt($worker, '', "$mwm: a parallel worker was seen scanning");
+		is($terminated, 't', "$mwm: pg_terminate_backend sent to the worker");
+		like($bg->{err},
+			qr/ERROR:  terminating background worker "parallel worker" due to administrator command/,
+			"$mwm: the worker's error ended the rebuild");
+		like($bg->{err}, qr/CONTEXT:  parallel worker/, "$mwm: and came from the worker");
+		is(guard('big')->{last_error},
+			'the last build was interrupted: terminating background worker "parallel worker" due to administrator command',
+			"$mwm: the build was abandoned");
+		serving_ok("$mwm: after a worker was terminated", $gen, $cap);
+		sq(qq{SET maintenance_work_mem = '$mwm'; SELECT bloomguard_rebuild('big')});
+		$gen++;
+		serving_ok("$mwm: rebuild after a worker was terminated", $gen, $cap);
+	}
+}
+
+#
+# (g) Freed filter memory must be reusable.  Grow one guard's filter step
 # by step; every step fits bloomguard.max_memory with both generations
-# counted (at most 3,953,912 + 3,594,472 bytes of 8 MB), so every rebuild
+# counted (at most 4,078,080 + 3,707,328 bytes of 8 MB), so every rebuild
 # must succeed.  A fresh start, so that earlier sections leave nothing.
 #
 {

@@ -13,8 +13,11 @@
 # rebuild, while nothing feeds a filter, must be in the rebuilt filter.
 #
 # The first part runs with the background worker off, so the guards stay
-# 'not_loaded' until bloomguard_rebuild() and every check is exact; the
-# second part turns the worker on and lets it bring the guards back.
+# 'not_loaded' until bloomguard_rebuild() and every check is exact; it ends
+# with crashes in the middle of a parallel build (a worker, then the
+# leader, killed with SIGKILL).  The second part turns the worker on and
+# lets it bring the guards back.  Table a asks for two parallel workers:
+# rebuilds by hand use them, the background worker's builds do not.
 use strict;
 use warnings;
 
@@ -24,10 +27,12 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
 use BloomGuard::Test;
+use IPC::Run;
 
 my $node = bg_node('restart', qq{
 restart_after_crash = on
 bloomguard.background_worker = off
+max_parallel_maintenance_workers = 2
 });
 $node->start;
 
@@ -39,6 +44,7 @@ sq(q{
 	INSERT INTO a SELECT g, 'a' || g FROM generate_series(1, 20000) g;
 	CREATE TABLE b (k1 int, k2 text, PRIMARY KEY (k1, k2));
 	INSERT INTO b SELECT g % 50, 'b' || g FROM generate_series(1, 5000) g;
+	ALTER TABLE a SET (parallel_workers = 2);
 	ANALYZE a, b;
 });
 sq(q{SELECT bloomguard_attach('a', 100000, 0.01)});
@@ -61,7 +67,8 @@ sub answers_right
 	is(sq(q{SELECT count(*) FROM generate_series(1000001, 1005000) g
 	         WHERE guarded_exists('a', g) OR guarded_exists('b', g % 50, 'b' || g)}), '0',
 		"$label: absent keys give false");
-	is(sq(q{SELECT string_agg(relation::text, ',' ORDER BY relation::text) FROM bloomguard_health}),
+	is(sq(q{SELECT string_agg(relation::text, ',' ORDER BY relation::text) FROM bloomguard_health
+	         WHERE relation::text IN ('a', 'b')}),
 		'a,b', "$label: both guards still registered");
 	return;
 }
@@ -154,6 +161,8 @@ sub manual_round
 	after_rebuild_checks("after $how and rebuild", $n);
 	is(sq(q{SELECT string_agg(relation || ':' || generation, ',' ORDER BY relation::text) FROM bloomguard_health}),
 		'a:1,b:1', "after $how and rebuild: generation 1 of the new shared memory");
+	is(sq(q{SELECT build_workers FROM bloomguard_health WHERE relation = 'a'::regclass}), '2',
+		"after $how and rebuild: a was rebuilt by two parallel workers");
 	return;
 }
 
@@ -218,6 +227,75 @@ manual_round('immediate stop', 3);
 is(sq(q{SELECT bloomguard_check('a', 900011)}), 'maybe', 'row from before the stop is in the rebuilt filter');
 
 #
+# A crash in the middle of a parallel build.  p's rebuild (two workers and
+# the leader, bits straight into shared memory: maintenance_work_mem is
+# 1MB) loses a process to SIGKILL: first a worker, then the leader.  The
+# postmaster reinitializes shared memory, the build is gone with every
+# filter, and the guards answer by plain lookups until a rebuild, which
+# takes the rows written meanwhile.
+#
+sq(q{
+	CREATE TABLE p (id int PRIMARY KEY, pad int);
+	INSERT INTO p SELECT g, g FROM generate_series(1, 2000000) g;
+	ALTER TABLE p SET (parallel_workers = 2);
+	VACUUM ANALYZE p;
+});
+bg_create_wait_for_worker($node);
+my $pround = 0;
+foreach my $victim ('worker', 'leader')
+{
+	$pround++;
+	sq(q{SELECT bloomguard_rebuild(relation) FROM bloomguard_guards ORDER BY relation::text})
+	  if $pround > 1;
+	sq(q{SELECT bloomguard_attach('p', 2500000, 0.01)}) if $pround == 1;
+	is(sq(q{SELECT state || ':' || build_workers FROM bloomguard_health WHERE relation = 'p'::regclass}),
+		'ready:2', "$victim crash: p is ready, built by two parallel workers");
+
+	# start the rebuild, find its worker, kill; again if the build ended first
+	my ($killed, $logpos);
+	for (my $attempt = 1; $attempt <= 10 && !$killed; $attempt++)
+	{
+		my $h = IPC::Run::start(
+			[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
+			  q{SET maintenance_work_mem = '1MB'; SELECT bloomguard_rebuild('p')} ],
+			'>', \my $out, '2>', \my $err);
+		my ($builder, $worker) = split /\|/, sq(q{SELECT builder, worker FROM wait_for_worker('p')});
+		$logpos = -s $node->logfile;
+		$killed = $worker ne '' && kill('KILL', $victim eq 'worker' ? $worker : $builder);
+		note "attempt $attempt: the build of p ended before the kill" unless $killed;
+		$h->finish;
+	}
+	ok($killed, "$victim crash: killed a process of a parallel build of p with SIGKILL");
+	$node->poll_query_until('postgres', 'SELECT 1', '1')
+	  or die 'server did not come back after the crash';
+	ok($node->log_contains('all server processes terminated; reinitializing', $logpos),
+		"$victim crash: the postmaster reinitialized shared memory");
+
+	ok($node->log_contains(($victim eq 'worker' ? 'background worker "parallel worker"' : 'server process')
+			. ' \\(PID \\d+\\) was terminated by signal 9', $logpos),
+		"$victim crash: the $victim was the process killed");
+	answers_right("$victim crash");
+	is(sq(q{SELECT state FROM bloomguard_health WHERE relation = 'p'::regclass}), 'not_loaded',
+		"$victim crash: p is not_loaded");
+	is(sq(q{SELECT count(*) FROM generate_series(1, 2000000, 101) g
+	         WHERE NOT guarded_exists('p', g) OR bloomguard_check('p', g) <> 'unknown'}), '0',
+		"$victim crash: p's keys are found by plain lookups");
+	sq(qq{INSERT INTO p SELECT g, 0 FROM generate_series(3000000 + 1000 * $pround, 3000000 + 1000 * $pround + 99) g});
+
+	sq(q{SELECT bloomguard_rebuild('p')});
+	is(sq(q{SELECT state || ':' || build_workers FROM bloomguard_health WHERE relation = 'p'::regclass}),
+		'ready:2', "$victim crash: rebuilt in parallel");
+	is(sq(q{SELECT count(*) FROM (SELECT id FROM p WHERE id % 101 = 1 OR id > 3000000 OFFSET 0) s
+	         WHERE bloomguard_check('p', id) <> 'maybe' OR NOT guarded_exists('p', id)}), '0',
+		"$victim crash: every sampled key and every key written meanwhile is in the rebuilt filter");
+	my $absent = sq(q{SELECT count(*) FROM generate_series(-10000, -1) g WHERE bloomguard_check('p', g) = 'absent'});
+	ok($absent > 9000, "$victim crash: the rebuilt filter answers ($absent of 10000 absent keys 'absent')");
+}
+sq(q{SELECT bloomguard_detach('p')});
+sq(q{DROP TABLE p});
+sq(q{SELECT bloomguard_rebuild('a'); SELECT bloomguard_rebuild('b')});
+
+#
 # Part 2: the background worker brings the guards back by itself.  Right
 # after the start the answers must already be right, whatever state the
 # guards are in; writes made while the worker builds must be in its filter.
@@ -239,6 +317,8 @@ sub worker_round
 	  or diag "the worker did not make the guards ready after $how";
 	ready_and_useful("worker, after $how");
 	after_rebuild_checks("worker, after $how", $n);
+	is(sq(q{SELECT build_workers FROM bloomguard_health WHERE relation = 'a'::regclass}), '0',
+		"worker, after $how: the background worker built a without parallel workers");
 	return;
 }
 

@@ -58,7 +58,7 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM grow WHERE bloomguard_che
 
 # the cap stops a resize: the guard stays DEGRADED and the advice says why
 $node->safe_psql('postgres', q{CREATE TABLE capped (id int PRIMARY KEY)});
-# resizing to 2 x 400000 keys at 1e-9 needs 4.3 MB, more than the 4 MB cap
+# resizing to 2 x 400000 keys at 1e-9 needs 7.9 MB, more than the 4 MB cap
 # (rows first: a pass during a long INSERT could resize it to a size that
 # still fits)
 $node->safe_psql('postgres', q{INSERT INTO capped SELECT generate_series(1, 400000)});

@@ -20,7 +20,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(bg_node bg_standby bg_under_load bg_check_log bg_filter_bytes);
+our @EXPORT = qw(bg_node bg_standby bg_under_load bg_check_log bg_filter_bytes bg_create_wait_for_worker);
 
 # Bytes of a filter of $bits bits, as memory_bytes counts them: the
 # filter header (src/filter.h) and whole 64-bit words.
@@ -90,6 +90,31 @@ sub bg_under_load
 	}
 	$load->finish;
 	return ($out, $rounds, $bad);
+}
+
+# Create, in database $db (postgres), the SQL function
+# wait_for_worker(rel regclass, OUT builder int, OUT worker int): it waits
+# up to 10 s until a build of rel has a parallel worker running and
+# returns the building backend's pid and a worker's (NULLs if none came).
+sub bg_create_wait_for_worker
+{
+	my ($node, $db) = @_;
+	$node->safe_psql($db // 'postgres', q{
+	CREATE FUNCTION wait_for_worker(rel regclass, OUT builder int, OUT worker int)
+	LANGUAGE plpgsql AS $$
+	BEGIN
+		WHILE clock_timestamp() < statement_timestamp() + interval '10 s' LOOP
+			PERFORM pg_stat_clear_snapshot();	-- pg_stat_activity as of now
+			SELECT builder_pid INTO builder FROM bloomguard_guard_stats() WHERE relid = rel;
+			SELECT min(pid) INTO worker FROM pg_stat_activity
+			 WHERE leader_pid = builder AND backend_type = 'parallel worker';
+			IF worker IS NOT NULL THEN
+				RETURN;
+			END IF;
+			PERFORM pg_sleep(0.001);
+		END LOOP;
+	END $$});
+	return;
 }
 
 # Fail if the node's log has a WARNING (leak reports are warnings too),
