@@ -24,9 +24,19 @@ CREATE TABLE pt3b PARTITION OF pt3 FOR VALUES WITH (MODULUS 2, REMAINDER 1);
 INSERT INTO pt SELECT g, 1 + g % 3, 'v' || g FROM generate_series(1, 6000) g;
 ANALYZE pt;
 
--- refused: no primary key; a partition with a guard of its own
+-- refused: no primary key; a primary key index that is not valid yet (ADD
+-- PRIMARY KEY on ONLY the partitioned table: PostgreSQL 18's relcache
+-- reports it as the primary key, 15-17's do not); a partition with a guard
+-- of its own
 CREATE TABLE nopk (id int, r int) PARTITION BY LIST (r);
 SELECT bloomguard_attach('nopk');
+CREATE TABLE invp (id int NOT NULL, r int NOT NULL) PARTITION BY LIST (r);
+CREATE TABLE invp1 PARTITION OF invp FOR VALUES IN (1);
+ALTER TABLE ONLY invp ADD PRIMARY KEY (id, r);
+SELECT indisvalid FROM pg_index WHERE indrelid = 'invp'::regclass;
+SELECT bloomguard_attach('invp');
+SELECT guarded_exists('invp', 1, 1);
+DROP TABLE invp;
 CREATE TABLE own (id bigint, region int, v text, PRIMARY KEY (id, region)) PARTITION BY LIST (region);
 CREATE TABLE own1 PARTITION OF own FOR VALUES IN (1);
 SELECT bloomguard_attach('own1');
