@@ -314,6 +314,7 @@ extern BloomFilter *bg_slot_restore(const BgSavedGuard *g, Size bytes);
 extern void bg_slot_restore_abandon(const BgSavedGuard *g);
 
 /* slot.c */
+extern bool bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b);
 extern TransactionId bg_feed_version;
 extern bool bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy);
 extern bool bg_slot_copy_rel(Oid relid, BgSlotCopy *copy);
@@ -397,7 +398,6 @@ extern bool bg_own_writes_fed(Oid relid, Snapshot snap);
 extern Oid	bg_primary_key_index(Relation rel);
 extern BgKeyDesc *bg_keydesc_build(Relation rel, bool missing_ok, bool require_hash);
 extern void bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key);
-extern bool bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b);
 extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 							 uint64 *colhashes);
 

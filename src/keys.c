@@ -264,24 +264,6 @@ bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key)
 	}
 }
 
-/* Do two key identities describe the same key? */
-bool
-bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b)
-{
-	int			i;
-
-	if (a->indexoid != b->indexoid || a->nkeys != b->nkeys)
-		return false;
-	for (i = 0; i < a->nkeys; i++)
-	{
-		if (a->attnums[i] != b->attnums[i] ||
-			a->types[i] != b->types[i] ||
-			a->collations[i] != b->collations[i])
-			return false;
-	}
-	return true;
-}
-
 /* Hash one key column's value. */
 static inline uint64
 bg_hash_column(const BgKeyColumn *col, Datum value)

@@ -161,6 +161,24 @@ bg_slot_note_relfilenode(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode)
 	return ok;
 }
 
+/* Do two key identities describe the same key? */
+bool
+bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b)
+{
+	int			i;
+
+	if (a->indexoid != b->indexoid || a->nkeys != b->nkeys)
+		return false;
+	for (i = 0; i < a->nkeys; i++)
+	{
+		if (a->attnums[i] != b->attnums[i] ||
+			a->types[i] != b->types[i] ||
+			a->collations[i] != b->collations[i])
+			return false;
+	}
+	return true;
+}
+
 /*
  * Ask a table's serving filter about a key (its per-column hashes), for a
  * caller that has checked everything else the trust rule needs.  nomatch:

@@ -64,6 +64,9 @@ run_suite() {
 	fi
 }
 
+# the house rules the compiler does not check: no circles between the
+# files of src/, a comment above every function (test/check-layers.py)
+run_suite layers "python3 test/check-layers.py"
 # the regression and isolation runs' server logs may hold no warning or
 # error their expected output does not show (test/check-logs.pl); each TAP
 # test checks its own nodes' logs (test/lib/BloomGuard/Test.pm)
