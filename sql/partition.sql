@@ -1,6 +1,7 @@
 -- partitioned tables: one guard per leaf partition, routing, partitions
 -- that come and go, and the planner path with partition pruning
 CREATE EXTENSION bloomguard;
+\i sql/include/path_vs_plain.sql
 
 -- keys of a partitioned table (id, region) that the guard calls absent or
 -- guarded_exists does not find; must always be 0
@@ -94,12 +95,11 @@ ALTER TABLE pt DISABLE ROW LEVEL SECURITY;
 DROP POLICY odd ON pt;
 
 -- the planner path: pruning picks the leaf, whose scan is wrapped
-EXPLAIN (COSTS OFF) SELECT * FROM pt WHERE id = 5 AND region = 3;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-  SELECT * FROM pt WHERE id = 100005 AND region = 3;
+SELECT explain_guard('SELECT * FROM pt WHERE id = 5 AND region = 3');
+SELECT explain_guard('SELECT * FROM pt WHERE id = 100005 AND region = 3', true);
 PREPARE ptq(bigint, int) AS SELECT v FROM pt WHERE id = $1 AND region = $2;
 SET plan_cache_mode = force_generic_plan;
-EXPLAIN (COSTS OFF) EXECUTE ptq(5, 3);
+SELECT explain_guard('EXECUTE ptq(5, 3)');
 EXECUTE ptq(5, 3);
 EXECUTE ptq(6, 3);
 SELECT count(*) FROM generate_series(1, 300) g, generate_series(1, 3) r,
@@ -176,4 +176,5 @@ SELECT count(*) FROM bloomguard_guards;
 
 DROP TABLE pt, pt2, own, nopk;
 DROP ROLE pt_reader;
+DROP FUNCTION explain_guard(text, boolean), path_vs_plain(text);
 DROP EXTENSION bloomguard;

@@ -48,9 +48,12 @@ SELECT explain_guard('SELECT * FROM pl WHERE id = ANY (ARRAY[1, 2, 3, 4, 5])', t
 PREPARE pl_any(bigint[]) AS SELECT count(*) FROM pl WHERE id = ANY ($1);
 SELECT explain_guard('EXECUTE pl_any(''{1,2,3,4,5,7}'')', true);
 -- the anti-join that drops keys already seen: a nested loop, forced, whose
--- inner scan is rescanned with each outer key
+-- inner scan is rescanned with each outer key.  batch: 20 keys spread over
+-- pl's range, 1000g for even g (present) and 1000g - 1 for odd g (absent),
+-- so that a merge join would read all of pl's index: 15 and 18 alike pick
+-- the nested loop by themselves below.
 CREATE TABLE batch (id bigint);
-INSERT INTO batch SELECT g FROM generate_series(1, 20) g;
+INSERT INTO batch SELECT 1000 * g - g % 2 FROM generate_series(1, 20) g;
 ANALYZE batch;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;

@@ -3,16 +3,25 @@
 -- PostgreSQL 15 to 18 and from run to run: the lines only newer versions
 -- add ("Index Searches", "Disabled", "Storage") and those that depend on
 -- the visibility map or memory ("Heap Fetches", "Sort Method") are left
--- out, and 18's row counts with decimals ("rows=1.00") lose them.
+-- out, and 18's row counts per loop with decimals ("rows=1.75") are
+-- rounded as 15-17 print them ("rows=2").
 CREATE FUNCTION explain_guard(query text, run boolean DEFAULT false)
 RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
   line text;
+  m text[];
 BEGIN
   FOR line IN EXECUTE format('EXPLAIN (COSTS OFF%s) %s',
       CASE WHEN run THEN ', ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF' ELSE '' END, query) LOOP
     CONTINUE WHEN line ~ '^\s*(Index Searches|Disabled|Storage|Heap Fetches|Sort Method):';
-    RETURN NEXT regexp_replace(line, '(rows=\d+)\.\d+', '\1', 'g');
+    -- 18 prints actual rows per loop with two decimals; 15-17 round them
+    -- as printf's %.0f does, half to even, which round(float8) also does
+    LOOP
+      m := regexp_match(line, 'rows=(\d+\.\d+)');
+      EXIT WHEN m IS NULL;
+      line := regexp_replace(line, 'rows=\d+\.\d+', 'rows=' || round(m[1]::float8)::bigint);
+    END LOOP;
+    RETURN NEXT line;
   END LOOP;
 END $$;
 -- path_vs_plain(query): runs query, which returns one value, through the

@@ -271,7 +271,7 @@ foreach my $victim ('worker', 'leader')
 	ok($node->log_contains('all server processes terminated; reinitializing', $logpos),
 		"$victim crash: the postmaster reinitialized shared memory");
 
-	ok($node->log_contains(($victim eq 'worker' ? 'background worker "parallel worker"' : 'server process')
+	ok($node->log_contains(($victim eq 'worker' ? 'background worker "parallel worker"' : '(?:server process|client backend)')
 			. ' \\(PID \\d+\\) was terminated by signal 9', $logpos),
 		"$victim crash: the $victim was the process killed");
 	answers_right("$victim crash");

@@ -45,7 +45,7 @@ $primary->safe_psql('postgres', q{INSERT INTO t SELECT generate_series(2001, 300
 ok($primary->log_contains('bloomguard.wal_log is on from WAL position'), 'the primary logs keys');
 $standby->wait_for_log(qr/resource manager with ID 188 not registered/, $pos);
 ok($standby->log_contains(
-		qr/HINT:  Include the extension module that implements this resource manager in shared_preload_libraries\./, $pos),
+		qr/HINT:  Include the extension module that implements this resource manager in "?shared_preload_libraries"?\./, $pos),
 	'the standby says which library it needs');
 # the startup process exits; the postmaster shuts the standby down
 my $down = 0;
