@@ -15,6 +15,7 @@
 #define BLOOMGUARD_H
 
 #include "access/attnum.h"
+#include "access/xact.h"
 #include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
 #include "fmgr.h"
@@ -55,6 +56,19 @@
 #define BG_MAINTENANCE_INTERVAL_MIN		0
 #define BG_MAINTENANCE_INTERVAL_MAX		(INT_MAX / 1000)
 #define BG_MIN_CAPACITY				1000	/* floor for a chosen capacity */
+
+/*
+ * True for the transaction callback events after which the transaction
+ * has ended (or, PREPARE, left this backend): no statement of it runs any
+ * more.
+ */
+static inline bool
+bg_xact_event_ends(XactEvent event)
+{
+	return event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT;
+}
 
 /* bloomguard.c: settings */
 extern bool bg_enabled;

@@ -107,17 +107,8 @@ bg_key_cache_xact_callback(XactEvent event, void *arg)
 	BgKeyCacheEntry *entry;
 	ListCell   *lc;
 
-	switch (event)
-	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PREPARE:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PARALLEL_ABORT:
-			break;
-		default:
-			return;
-	}
+	if (!bg_xact_event_ends(event))
+		return;
 	if (bg_key_pins != 0)
 	{
 		hash_seq_init(&status, bg_key_cache);

@@ -279,18 +279,10 @@ bg_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree
 static void
 bg_statement_xact_callback(XactEvent event, void *arg)
 {
-	switch (event)
+	if (bg_xact_event_ends(event))
 	{
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PREPARE:
-		case XACT_EVENT_PARALLEL_COMMIT:
-		case XACT_EVENT_PARALLEL_ABORT:
-			bg_nwriters = 0;
-			bg_writers_overflow = 0;
-			break;
-		default:
-			break;
+		bg_nwriters = 0;
+		bg_writers_overflow = 0;
 	}
 }
 
