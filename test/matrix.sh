@@ -427,7 +427,8 @@ if [ "${MATRIX_HOST:-1}" != 0 ]; then
 	t1=$(date +%s)
 	hv=$(sed -n 's/^PostgreSQL \([0-9]*\) (.*/\1/p' "$log" | tail -1)
 	host_release=$(. /etc/os-release && echo "${VERSION_CODENAME:-host}")
-	add_result "${hv:-?}" "host ($host_release)" "$log" "-" "$((t1 - t0))" "bench smoke included"
+	hwarn=$(sed -n 's/^build: \([0-9]*\) compiler warnings$/\1/p' "$log" | tail -1)
+	add_result "${hv:-?}" "host ($host_release)" "$log" "-" "$((t1 - t0))" "${hwarn:-?} compiler warnings; bench smoke included"
 fi
 
 # --- the roots

@@ -77,6 +77,18 @@ else
 	log "built and installed in $(($(date +%s) - tb)) s"
 fi
 
+# the contrib modules the tests use (010_wal_standby: pg_walinspect), built
+# in the same build tree and installed if the installation lacks them
+for m in pg_walinspect; do
+	[ -f "$("$prefix/bin/pg_config" --sharedir)/extension/$m.control" ] && continue
+	log "building contrib/$m"
+	make -s -C "$build/contrib/$m" install >>"$build/install.log" 2>&1 || {
+		echo "contrib/$m failed to build; log in $build/install.log" >&2
+		tail -20 "$build/install.log" >&2
+		exit 1
+	}
+done
+
 # the postgres user must reach the installation
 chmod -R go+rX "$prefix"
 if id postgres >/dev/null 2>&1 && ! su postgres -s /bin/sh -c "test -x '$prefix/bin/postgres'"; then

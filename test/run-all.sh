@@ -42,11 +42,14 @@ if [ "$bench" = 1 ]; then
 else
 	bg_install_deps || exit 1
 fi
-if ! bg_build_install "$top"; then
+# build in a copy, so that the checkout keeps no objects compiled against
+# another version's headers for a later plain `make install` to reuse
+work=$(bg_copy_for_postgres "$top")
+if ! bg_build_install "$work"; then
 	failed=1 failed_names=" build"
 	finish
 fi
-work=$(bg_copy_for_postgres "$top")
+chown -R "$(stat -c %U "$work")" "$work"
 bg_log "running tests in $work"
 
 run_suite() {

@@ -914,7 +914,8 @@ done
 # of the scale tables, and the probe sequences' false-positive rates
 layout_note=""
 if cc -O2 -I"$("$PG_CONFIG" --includedir-server)" -o "$tmp/layout" "$here/layout.c" \
-	-L"$("$PG_CONFIG" --pkglibdir)" -lpgcommon -lpgport -lm 2>"$tmp/layout.err"; then
+	-L"$("$PG_CONFIG" --libdir)" -L"$("$PG_CONFIG" --pkglibdir)" -lpgcommon -lpgport -lm \
+	2>"$tmp/layout.err"; then
 	for n in $SCALE; do
 		say "filter core: bulk loading $n keys"
 		"$tmp/layout" speed "$((2 * n))" "$n" | while IFS=$'\t' read -r _ variant cap bytes keys ns; do

@@ -126,6 +126,7 @@ is($standby_a->safe_psql('postgres', q{SELECT count(*) FROM t}),
 # pg_walinspect shows the records with their names and descriptions
 my $logpos;
 my $gen_b = $standby_b->safe_psql('postgres', q{SELECT generation FROM bloomguard_health});
+my $gen_a0 = $standby_a->safe_psql('postgres', q{SELECT generation FROM bloomguard_health});
 my $start = $primary->safe_psql('postgres', q{SELECT pg_current_wal_lsn()});
 $primary->safe_psql('postgres', q{
 	INSERT INTO t SELECT g, 'w' FROM generate_series(-30, -21) g;
@@ -156,8 +157,13 @@ ok($standby_b->log_contains('rebuilt the filter of "t" in database "postgres" be
 
 # a standby's clean restart: its filter is saved at the shutdown
 # restartpoint, loaded at the start, and replay brings it forward with the
-# keys written while it was down; no scan
+# keys written while it was down; no scan.  Standby a's guard was untrusted
+# by the same coverage break: only a ready guard is saved, so wait for its
+# rebuild first (stopping it before that lost the race on a busy machine).
 $primary->wait_for_catchup($standby_a);
+$standby_a->poll_query_until('postgres', qq{
+	SELECT state = 'ready' AND generation > $gen_a0 FROM bloomguard_health})
+  or die 'standby a did not rebuild after the coverage break';
 my $gen_a = $standby_a->safe_psql('postgres', q{SELECT generation FROM bloomguard_health});
 $logpos = -s $standby_a->logfile;
 $standby_a->stop;

@@ -20,7 +20,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(bg_node bg_standby bg_under_load bg_check_log bg_filter_bytes bg_create_wait_for_worker);
+our @EXPORT = qw(bg_node bg_standby bg_under_load bg_check_log bg_filter_bytes bg_create_wait_for_worker
+  bg_wait_back);
 
 # Bytes of a filter of $bits bits, as memory_bytes counts them: the
 # filter header (src/filter.h) and whole 64-bit words.
@@ -115,6 +116,26 @@ sub bg_create_wait_for_worker
 		END LOOP;
 	END $$});
 	return;
+}
+
+# Wait until the node, restarting after a crash, answers a query again;
+# false if it did not within the default timeout.  poll_query_until()
+# feeds its query to psql on stdin, and a psql that finds the server still
+# in crash recovery exits before reading it: the write then dies with a
+# broken pipe (seen on 16).  Here the query is an argument.
+sub bg_wait_back
+{
+	my ($node) = @_;
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
+	{
+		my ($out, $err) = ('', '');
+		IPC::Run::run([ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'SELECT 1' ],
+			'<', '/dev/null', '>', \$out, '2>', \$err);
+		return 1 if $out eq "1\n";
+		select(undef, undef, undef, 0.1);
+	}
+	return 0;
 }
 
 # Fail if the node's log has a WARNING (leak reports are warnings too),
