@@ -199,40 +199,27 @@ SELECT key_cache_bytes() - :cache_before < 100000 AS bounded_after_drops;
 -- 1500.  The tables are all made first, so that no invalidation of a
 -- table being created evicts the descriptions looked up (which would keep
 -- the cache small with no bound at all).
-CREATE PROCEDURE make_tables(n int) LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1 .. n LOOP
-    EXECUTE format('CREATE TEMP TABLE kcn%s (id int PRIMARY KEY)', i);
-    IF i % 100 = 0 THEN COMMIT; END IF;
-  END LOOP;
-END $$;
-CREATE PROCEDURE look_up_tables(a int, b int) LANGUAGE plpgsql AS $$
-DECLARE r boolean;
+-- for_tables(a, b, stmt): runs stmt with %s replaced by each of a .. b,
+-- committing every 100
+CREATE PROCEDURE for_tables(a int, b int, stmt text) LANGUAGE plpgsql AS $$
 BEGIN
   FOR i IN a .. b LOOP
-    EXECUTE format('SELECT guarded_exists(''kcn%s'', 1)', i) INTO r;
+    EXECUTE format(stmt, i);
     IF i % 100 = 0 THEN COMMIT; END IF;
   END LOOP;
 END $$;
-CREATE PROCEDURE drop_tables(n int) LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1 .. n LOOP
-    EXECUTE format('DROP TABLE kcn%s', i);
-    IF i % 100 = 0 THEN COMMIT; END IF;
-  END LOOP;
-END $$;
-CALL make_tables(3000);
-CALL look_up_tables(1, 1500);
+CALL for_tables(1, 3000, 'CREATE TEMP TABLE kcn%s (id int PRIMARY KEY)');
+CALL for_tables(1, 1500, 'SELECT guarded_exists(''kcn%s'', 1)');
 SELECT key_cache_bytes() AS cache_1500 \gset
-CALL look_up_tables(1501, 3000);
+CALL for_tables(1501, 3000, 'SELECT guarded_exists(''kcn%s'', 1)');
 SELECT key_cache_bytes() - :cache_1500 < :cache_1500 / 10 AS stopped_growing;
-CALL drop_tables(3000);
+CALL for_tables(1, 3000, 'DROP TABLE kcn%s');
 SELECT guarded_exists('fr', 1), guarded_exists('fr', 100000);
 DISCARD TEMP;
 
 SELECT bloomguard_detach('fr');
 DROP TABLE fr;
 DROP FUNCTION key_cache_bytes();
-DROP PROCEDURE make_tables(int), look_up_tables(int, int), drop_tables(int), churn_tables(int);
+DROP PROCEDURE for_tables(int, int, text), churn_tables(int);
 DROP FUNCTION present_but_absent(regclass);
 DROP EXTENSION bloomguard;
