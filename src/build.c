@@ -204,6 +204,7 @@ typedef struct BgBuildShared
 	BgFilterPtr dp;				/* the generation being built */
 	uint64		seed;			/* its seed: tells it from a later one at dp */
 	BgKeyIdentity key;			/* the key the leader hashes */
+	LOCKMODE	lockmode;		/* the leader's lock on the table */
 	BlockNumber nblocks;		/* pages to scan, read after step 1 */
 	BlockNumber chunk;			/* pages a scanner takes at a time */
 	bool		local;			/* scanners set bits in private arrays */
@@ -519,6 +520,17 @@ bg_scan_keys(Relation rel, const BgKeyDesc *desc, BgBuildShared *shared)
 }
 
 /*
+ * The lock a build holds on its table, the leader's and its workers' (a
+ * worker takes the same mode, in the leader's lock group): during recovery
+ * only AccessShareLock can be taken.
+ */
+static LOCKMODE
+bg_build_lockmode(void)
+{
+	return RecoveryInProgress() ? AccessShareLock : ShareUpdateExclusiveLock;
+}
+
+/*
  * The parallel workers a build of rel should ask for, and whether each
  * participant sets bits in a private array of filter_bytes (*local).  The
  * rule is CREATE INDEX's: the table's parallel_workers setting, or else
@@ -586,14 +598,14 @@ bloomguard_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	BgKeyIdentity key;
 
 	pgstat_report_activity(STATE_RUNNING, "bloomguard: building filter (parallel worker)");
-	rel = table_open(shared->relid, ShareUpdateExclusiveLock);
+	rel = table_open(shared->relid, shared->lockmode);
 	desc = bg_keydesc_build(rel, false, true);
 	bg_keydesc_identity(desc, &key);
 	if (!bg_identity_equal(&key, &shared->key))
 		elog(ERROR, "bloomguard: the key of relation %u changed during a build",
 			 shared->relid);
 	bg_scan_keys(rel, desc, shared);
-	table_close(rel, ShareUpdateExclusiveLock);
+	table_close(rel, shared->lockmode);
 }
 
 /*
@@ -628,6 +640,7 @@ bg_build_scan(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 		shared = palloc(sizeof(BgBuildShared));
 
 	shared->relid = RelationGetRelid(rel);
+	shared->lockmode = bg_build_lockmode();
 	shared->slotindex = bs->slotindex;
 	shared->incarnation = bs->incarnation;
 	shared->dp = bs->dp;
@@ -1104,7 +1117,7 @@ bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait)
 	 * recovery only AccessShareLock can be taken: the slot serializes the
 	 * builds (bg_build_begin() refuses a second one).
 	 */
-	lockmode = RecoveryInProgress() ? AccessShareLock : ShareUpdateExclusiveLock;
+	lockmode = bg_build_lockmode();
 	indexoid = bg_primary_key_index(rel);
 	if (nowait)
 	{

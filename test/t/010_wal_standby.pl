@@ -256,6 +256,16 @@ my $gen_a2 = $standby_a->safe_psql('postgres', q{SELECT generation FROM bloomgua
 $standby_a->safe_psql('postgres', q{SELECT bloomguard_rebuild('t')});
 is($standby_a->safe_psql('postgres', qq{SELECT state || ':' || source || ':' || (generation = $gen_a2 + 1)::text FROM bloomguard_health}),
 	'ready:built:true', 'standby a: bloomguard_rebuild() built a new generation locally');
+# with parallel workers too: they lock the table as the leader does, and
+# during recovery that is AccessShareLock (a worker asking for more failed)
+$standby_a->safe_psql('postgres', q{
+	SET min_parallel_table_scan_size = 0;
+	SET max_parallel_maintenance_workers = 2;
+	SELECT bloomguard_rebuild('t')});
+is($standby_a->safe_psql('postgres', qq{SELECT state || ':' || (generation = $gen_a2 + 2)::text || ':' || (build_workers > 0)::text FROM bloomguard_health}),
+	'ready:true:true', 'standby a: a parallel bloomguard_rebuild() works during recovery');
+is($standby_a->safe_psql('postgres', q{SELECT count(*) FROM t WHERE bloomguard_check('t', id) <> 'maybe'}),
+	'0', 'standby a: every key is in the filter built in parallel');
 my ($ret, $stdout, $stderr) = $standby_a->psql('postgres', q{SELECT bloomguard_attach('t')});
 like($stderr, qr/ERROR:  cannot change guards during recovery/, 'standby a: attach refuses during recovery');
 
