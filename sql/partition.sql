@@ -90,6 +90,9 @@ SET ROLE pt_reader;
 SELECT guarded_exists('pt', 3::bigint, 1) AS odd_visible,
        guarded_exists('pt', 6::bigint, 1) AS even_hidden,
        bloomguard_check('pt', 3::bigint, 1) AS check;
+-- nor does the planner path ask a leaf's filter: the parent's policy makes
+-- the leaf's scan one the node does not wrap (no Key Checks for key 6)
+SELECT explain_guard('SELECT * FROM pt WHERE id = 6 AND region = 1', true);
 RESET ROLE;
 ALTER TABLE pt DISABLE ROW LEVEL SECURITY;
 DROP POLICY odd ON pt;

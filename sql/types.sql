@@ -985,6 +985,37 @@ SELECT * FROM compare_keys('t_ci_c2', '(a, b)',
   '1::float8, ''Y''::text');
 SELECT bloomguard_detach('t_ci_c2');
 DROP TABLE t_ci_c2;
+
+-- arguments that carry a collation of their own (a COLLATE clause, a
+-- domain, a column): in the query "k = arg" it wins over the key column's
+-- default one, so the key 'abc' matches 'ABC' COLLATE ci.  The filter and
+-- the index compare with the column's collation: guarded_exists asks the
+-- query (filter 'unknown'), and never says absent for such a match.
+CREATE TABLE t_def (k text PRIMARY KEY);
+INSERT INTO t_def VALUES ('abc'), ('Straße');
+SELECT bloomguard_attach('t_def');
+SELECT * FROM compare_keys('t_def', 'k',
+  '''ABC'' COLLATE ci',
+  '''ABC''::ci_text',
+  '''STRASSE''::text COLLATE ci',
+  '''abc'' COLLATE "C"',
+  '''ABC'' COLLATE "C"',
+  '''abc''');
+CREATE TABLE t_args (x text COLLATE ci);
+INSERT INTO t_args VALUES ('ABC'), ('abc'), ('STRASSE'), ('nope');
+SELECT x, guarded_exists('t_def', x) AS guarded, EXISTS (SELECT 1 FROM t_def WHERE k = x) AS query,
+       bloomguard_check('t_def', x) AS filter
+  FROM t_args ORDER BY x COLLATE "C";
+-- and the reverse: a key under ci, an argument compared bytewise
+CREATE TABLE t_ci2 (k text COLLATE ci PRIMARY KEY);
+INSERT INTO t_ci2 VALUES ('Alpha');
+SELECT bloomguard_attach('t_ci2');
+SELECT * FROM compare_keys('t_ci2', 'k',
+  '''ALPHA'' COLLATE "C"',
+  '''Alpha'' COLLATE "C"',
+  '''ALPHA''');
+SELECT bloomguard_detach('t_def'), bloomguard_detach('t_ci2');
+DROP TABLE t_def, t_args, t_ci2;
 SELECT count(*) AS registered FROM bloomguard_guards;
 DROP FUNCTION compare_keys(regclass, text, text[]);
 DROP EXTENSION bloomguard;

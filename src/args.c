@@ -30,8 +30,10 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -237,6 +239,41 @@ bg_collect_args(FunctionCallInfo fcinfo, Datum *args, bool *nulls, Oid *types,
 }
 
 /*
+ * The collation the query's "pk = arg" compares argument argno (0-based,
+ * of the key arguments) with, when that is not the key column's own, or
+ * InvalidOid.  The argument's collation (a COLLATE clause, a column or a
+ * domain that has one) wins over the column's unless it is the database
+ * default; it matters only where either collation is nondeterministic
+ * (deterministic ones all compare bytes for equality).  The filter and
+ * the index hash and compare with the column's collation, so such an
+ * argument is answered by the SQL query, with its collation named.
+ */
+static Oid
+bg_arg_collation(FunctionCallInfo fcinfo, int argno, bool variadic_array,
+				 const BgKeyColumn *col)
+{
+	Node	   *expr = fcinfo->flinfo->fn_expr;
+	Oid			coll = PG_GET_COLLATION();
+
+	if (!OidIsValid(col->collation))
+		return InvalidOid;
+	if (expr != NULL && IsA(expr, FuncExpr))
+	{
+		List	   *fargs = ((FuncExpr *) expr)->args;
+		int			n = variadic_array ? 1 : argno + 1;
+
+		if (n < list_length(fargs))
+			coll = exprCollation((Node *) list_nth(fargs, n));
+	}
+	if (!OidIsValid(coll) || coll == DEFAULT_COLLATION_OID || coll == col->collation)
+		return InvalidOid;
+	if (get_collation_isdeterministic(coll) &&
+		get_collation_isdeterministic(col->collation))
+		return InvalidOid;
+	return coll;
+}
+
+/*
  * The call-site cache for this table, key and argument list, built if it
  * is missing or was built for something else.
  */
@@ -277,6 +314,11 @@ bg_call_cache(FunctionCallInfo fcinfo, Relation rel, const BgKeyDesc *desc,
 		const BgKeyColumn *col = &desc->cols[i];
 
 		cache->conv[i] = bg_classify_arg(argtypes[i], col);
+		cache->collation[i] = bg_arg_collation(fcinfo, i, variadic_array, col);
+		if (OidIsValid(cache->collation[i]) && cache->conv[i] != BG_ARG_INPUT)
+			cache->conv[i] = BG_ARG_SQL;
+		if (cache->conv[i] == BG_ARG_INPUT && OidIsValid(cache->collation[i]))
+			cache->any_sql = true;
 		if (cache->conv[i] == BG_ARG_INPUT)
 			getTypeInputInfo(col->basetype, &cache->typinput[i], &cache->typioparam[i]);
 		if (cache->conv[i] == BG_ARG_SQL)
@@ -329,18 +371,21 @@ bg_call_key(FunctionCallInfo fcinfo, Relation rel, const BgKeyDesc *desc,
 }
 
 /*
- * The parameters and their types for answering a call by the SQL query
- * with the arguments' own types: each argument as given, except that an
- * unknown literal is read with the key type's input function.
+ * The parameters, their types and collations (InvalidOid: the column's)
+ * for answering a call by the SQL query with the arguments' own types:
+ * each argument as given, except that an unknown literal is read with the
+ * key type's input function.
  */
 void
 bg_call_sql_params(const BgCallCache *cache, const BgKeyDesc *desc,
-				   const Datum *args, Datum *params, Oid *types)
+				   const Datum *args, Datum *params, Oid *types,
+				   Oid *collations)
 {
 	int			i;
 
 	for (i = 0; i < cache->nargs; i++)
 	{
+		collations[i] = cache->collation[i];
 		if (cache->conv[i] == BG_ARG_INPUT)
 		{
 			params[i] = OidInputFunctionCall(cache->typinput[i],

@@ -498,6 +498,7 @@ typedef struct BgCallCache
 	BgArgConv	conv[INDEX_MAX_KEYS];
 	Oid			typinput[INDEX_MAX_KEYS];
 	Oid			typioparam[INDEX_MAX_KEYS];
+	Oid			collation[INDEX_MAX_KEYS];	/* the SQL query's, if not the key's */
 	bool		any_sql;
 } BgCallCache;
 
@@ -509,12 +510,13 @@ extern BgKeyResult bg_call_key(FunctionCallInfo fcinfo, Relation rel,
 							   const BgKeyDesc *desc, BgCallCache **cachep,
 							   Datum *args, Datum *values);
 extern void bg_call_sql_params(const BgCallCache *cache, const BgKeyDesc *desc,
-							   const Datum *args, Datum *params, Oid *types);
+							   const Datum *args, Datum *params, Oid *types,
+							   Oid *collations);
 
 /* source.c */
 extern bool bg_index_probe(Relation rel, const BgKeyDesc *desc, const Datum *values);
 extern bool bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *params,
-						  const Oid *types, bool typed);
+						  const Oid *types, const Oid *collations, bool typed);
 
 /* lookup.c */
 extern bool bg_filter_trusted(Relation rel, Snapshot snap);

@@ -15,16 +15,12 @@
  * that is NULL, or that no value of the key type can equal (5.5 for an
  * integer key), matches no row either.
  *
- * For "pk = ANY (array)" the node drops the elements the filter rules out,
- * and hands the rest to the wrapped scan through the executor parameter
- * that planner.c put in place of the array; with none left it returns no
- * row.
- *
  * The wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
  * the executor's tree walks see it.  It defers index_beginscan() to its
  * first fetch, so a skipped scan costs no index access at all.  Under
- * EvalPlanQual the node passes the wrapped scan's rows through untouched:
- * the recheck must see the row the scan would have produced.  Backward
+ * EvalPlanQual the node passes the wrapped scan's rows through untouched
+ * (restarting it when the recheck rescanned it): the recheck must see the
+ * row the scan would have produced.  Backward
  * scans and mark/restore are the wrapped scan's, and a skipped scan stays
  * empty in both.
  *
@@ -45,7 +41,6 @@
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
-#include "utils/array.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -58,17 +53,10 @@ typedef struct BgGuardScanState
 	CustomScanState css;
 	PlanState  *scan;			/* the wrapped index scan */
 	List	   *values;			/* ExprStates of the key values */
-	bool		is_array;		/* values is the array of a pk = ANY */
-	int			paramid;		/* where the wrapped scan reads the array */
 	Relation	rel;			/* the wrapped scan's table */
 	BgKeyInfo  *info;			/* its key, pinned; NULL: never shortcut */
 	BgArgConv	conv[INDEX_MAX_KEYS];
-	Oid			types[INDEX_MAX_KEYS];	/* of the values (array: elements) */
-	Oid			elemtype;		/* array: element type */
-	int16		elmlen;
-	bool		elmbyval;
-	char		elmalign;
-	MemoryContext keycxt;		/* the array handed on, per rescan */
+	Oid			types[INDEX_MAX_KEYS];	/* of the values */
 	bool		decided;		/* this scan has asked the filter */
 	bool		skip;			/* this scan returns no row */
 	bool		rescan;			/* the wrapped scan must start again */
@@ -140,18 +128,12 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.resultopsfixed = false;
 	node->ss.ps.resultops = NULL;
 	gs->values = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
-	gs->is_array = boolVal(linitial(cscan->custom_private));
-	gs->paramid = intVal(lsecond(cscan->custom_private));
 	gs->rel = ((ScanState *) gs->scan)->ss_currentRelation;
 	gs->rescan = false;
 	gs->slotindex = -1;
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || gs->values == NIL)
 		return;
 
-	/* the surviving elements of an = ANY array, made again per rescan */
-	if (gs->is_array)
-		gs->keycxt = AllocSetContextCreate(estate->es_query_cxt, "bloomguard keys",
-										   ALLOCSET_SMALL_SIZES);
 	gs->info = bg_keyinfo_acquire(gs->rel);
 	if (gs->info->desc == NULL || !gs->info->desc->hashable ||
 		list_length(cscan->custom_exprs) != gs->info->desc->nkeys)
@@ -165,12 +147,6 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 	{
 		Oid			type = exprType((Node *) lfirst(lc));
 
-		if (gs->is_array)
-		{
-			gs->elemtype = get_element_type(type);
-			get_typlenbyvalalign(gs->elemtype, &gs->elmlen, &gs->elmbyval, &gs->elmalign);
-			type = gs->elemtype;
-		}
 		gs->types[i] = type;
 		gs->conv[i] = bg_classify_arg(type, &gs->info->desc->cols[i]);
 		i++;
@@ -223,50 +199,6 @@ bg_guard_ask(BgGuardScanState *gs, const Datum *values, bool trusted)
 }
 
 /*
- * A one-column key fixed to each element of an array: keep the elements
- * the filter cannot rule out, and hand them to the wrapped scan.  Skip the
- * scan if none is left.
- */
-static void
-bg_guard_decide_array(BgGuardScanState *gs, Datum array, bool trusted)
-{
-	EState	   *estate = gs->css.ss.ps.state;
-	ParamExecData *prm = &estate->es_param_exec_vals[gs->paramid];
-	Datum	   *elems;
-	bool	   *nulls;
-	int			nelems;
-	int			nkept = 0;
-	int			i;
-	MemoryContext oldcxt;
-
-	MemoryContextReset(gs->keycxt);
-	oldcxt = MemoryContextSwitchTo(gs->keycxt);
-	deconstruct_array(DatumGetArrayTypeP(array), gs->elemtype, gs->elmlen,
-					  gs->elmbyval, gs->elmalign, &elems, &nulls, &nelems);
-	for (i = 0; i < nelems; i++)
-	{
-		Datum		value;
-
-		/* NULL, or a value no key can equal: no row for it */
-		if (nulls[i] ||
-			bg_convert_arg(gs->conv[0], gs->types[0], &gs->info->desc->cols[0],
-						   elems[i], InvalidOid, InvalidOid, &value) != BG_KEY_OK)
-			continue;
-		if (bg_guard_ask(gs, &value, trusted) == BG_ANSWER_ABSENT)
-			continue;
-		elems[nkept++] = elems[i];
-	}
-	gs->skip = (nkept == 0);
-	gs->hits_left = trusted ? nkept : 0;
-	prm->value = PointerGetDatum(construct_array(elems, nkept, gs->elemtype,
-												 gs->elmlen, gs->elmbyval,
-												 gs->elmalign));
-	prm->isnull = false;
-	prm->execPlan = NULL;
-	MemoryContextSwitchTo(oldcxt);
-}
-
-/*
  * Before a scan's first row: evaluate the key, ask the filter, and decide
  * whether the wrapped scan runs (see the file header).
  */
@@ -294,17 +226,10 @@ bg_guard_decide(BgGuardScanState *gs)
 		Datum		arg = ExecEvalExprSwitchContext((ExprState *) lfirst(lc),
 													econtext, &isnull);
 
-		/* a NULL key equals no row; an = ANY (NULL) finds none */
+		/* a NULL key equals no row */
 		if (isnull)
 		{
-			if (gs->is_array)
-				gs->css.ss.ps.state->es_param_exec_vals[gs->paramid].isnull = true;
 			gs->skip = true;
-			return;
-		}
-		if (gs->is_array)
-		{
-			bg_guard_decide_array(gs, arg, trusted);
 			return;
 		}
 		if (bg_convert_arg(gs->conv[i], gs->types[i], &gs->info->desc->cols[i],
@@ -363,7 +288,14 @@ bg_exec_guard_scan(CustomScanState *node)
 
 	/* an EvalPlanQual recheck must see what the scan itself returns */
 	if (node->ss.ps.state->es_epq_active != NULL)
+	{
+		if (gs->rescan)
+		{
+			ExecReScan(gs->scan);
+			gs->rescan = false;
+		}
 		return ExecProcNode(gs->scan);
+	}
 
 	if (!gs->decided)
 		bg_guard_decide(gs);

@@ -286,14 +286,15 @@ bg_lookup_source(BgLookup *lk)
 	{
 		Datum		params[INDEX_MAX_KEYS];
 		Oid			types[INDEX_MAX_KEYS];
+		Oid			collations[INDEX_MAX_KEYS];
 
-		bg_call_sql_params(lk->cache, desc, lk->args, params, types);
-		return bg_sql_lookup(rel, desc, params, types, true);
+		bg_call_sql_params(lk->cache, desc, lk->args, params, types, collations);
+		return bg_sql_lookup(rel, desc, params, types, collations, true);
 	}
 	if (rel->rd_rel->relkind == RELKIND_RELATION && !lk->rls &&
 		!bg_has_children(rel))
 		return bg_index_probe(rel, desc, lk->values);
-	return bg_sql_lookup(rel, desc, lk->values, NULL, false);
+	return bg_sql_lookup(rel, desc, lk->values, NULL, NULL, false);
 }
 
 /*

@@ -11,9 +11,11 @@
  * expression the index scan itself evaluates per scan) is wrapped in a
  * CustomScan, "BloomGuard" (guardscan.c).  At execution the wrapper
  * evaluates the key values, asks the filter, and returns nothing when it
- * says absent; otherwise it runs the wrapped scan unchanged.  For
- * "pk = ANY (array)" on a one-column key, it drops the elements the filter
- * rules out before the index scan runs.
+ * says absent; otherwise it runs the wrapped scan unchanged.
+ * "pk = ANY (array)" is not wrapped: handing the wrapped scan a filtered
+ * array needs an executor parameter of the wrapper's own, which
+ * EvalPlanQual rechecks, subplans and a second array condition on the
+ * column all got wrong in review (a crash, lost rows, planning errors).
  *
  * Why the wrapper replaces the index path in place, at the same cost.  It
  * never does more than the wrapped scan (one filter check, a fraction of a
@@ -28,7 +30,8 @@
  *	- the table is guarded (it has a slot; attach, detach, rebuild and the
  *	  worker's first claim send a relcache invalidation, so cached plans are
  *	  made again when that changes) and bloomguard.transparent is on;
- *	- row-level security does not apply to the query (the wrapped scan would
+ *	- row-level security does not apply to the query, nor to a parent the
+ *	  table was expanded from (the wrapped scan would
  *	  keep its quals, but the filter must not be consulted: lookup.c);
  *	- every key column is fixed by equality under the key's own btree
  *	  operator family, to a value whose type converts to the key type
@@ -74,24 +77,19 @@ static const CustomPathMethods bg_guard_path_methods = {
 	.PlanCustomPath = bg_plan_guard_path,
 };
 
-/*
- * The values an index path fixes the key with: one expression per key
- * column, or for "pk = ANY (array)" the array alone.
- */
+/* The values an index path fixes the key with. */
 typedef struct BgPathKey
 {
 	List	   *values;			/* one expression per key column */
-	bool		is_array;		/* values is the array of an = ANY */
 } BgPathKey;
 
 /*
  * Is this index clause an equality of key column col that the filter can
- * answer?  Sets *value to the expression compared with the column (and
- * *is_array for = ANY).
+ * answer?  Sets *value to the expression compared with the column.
  */
 static bool
 bg_key_equality(IndexOptInfo *index, IndexClause *iclause, const BgKeyColumn *col,
-				int nkeys, Node **value, bool *is_array)
+				Node **value)
 {
 	ListCell   *lc;
 
@@ -114,17 +112,6 @@ bg_key_equality(IndexOptInfo *index, IndexClause *iclause, const BgKeyColumn *co
 				other = right;
 			else if (match_index_to_operand(right, iclause->indexcol, index))
 				other = left;
-			*is_array = false;
-		}
-		else if (IsA(clause, ScalarArrayOpExpr) && nkeys == 1 &&
-				 ((ScalarArrayOpExpr *) clause)->useOr)
-		{
-			ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) clause;
-
-			opno = saop->opno;
-			if (match_index_to_operand(linitial(saop->args), iclause->indexcol, index))
-				other = lsecond(saop->args);
-			*is_array = true;
 		}
 		/* a subplan would be evaluated twice, once here and once in the scan */
 		if (other == NULL || contain_subplans(other))
@@ -137,8 +124,7 @@ bg_key_equality(IndexOptInfo *index, IndexClause *iclause, const BgKeyColumn *co
 		 * in C (an unknown-type value would need its input function: the
 		 * index scan has a typed one).
 		 */
-		conv = bg_classify_arg(*is_array ? get_element_type(exprType(other)) :
-							   exprType(other), col);
+		conv = bg_classify_arg(exprType(other), col);
 		if (conv == BG_ARG_SQL || conv == BG_ARG_INPUT)
 			continue;
 		*value = other;
@@ -155,7 +141,6 @@ static bool
 bg_path_fixes_key(IndexPath *ipath, const BgKeyDesc *desc, BgPathKey *pk)
 {
 	Node	   *values[INDEX_MAX_KEYS];
-	bool		array = false;
 	ListCell   *lc;
 	int			i;
 
@@ -167,16 +152,11 @@ bg_path_fixes_key(IndexPath *ipath, const BgKeyDesc *desc, BgPathKey *pk)
 		IndexClause *iclause = lfirst_node(IndexClause, lc);
 		int			c = iclause->indexcol;
 		Node	   *value;
-		bool		is_array;
 
 		if (c >= desc->nkeys || values[c] != NULL || iclause->indexcols != NIL)
 			continue;
-		if (bg_key_equality(ipath->indexinfo, iclause, &desc->cols[c], desc->nkeys,
-							&value, &is_array))
-		{
+		if (bg_key_equality(ipath->indexinfo, iclause, &desc->cols[c], &value))
 			values[c] = value;
-			array |= is_array;
-		}
 	}
 	pk->values = NIL;
 	for (i = 0; i < desc->nkeys; i++)
@@ -185,7 +165,6 @@ bg_path_fixes_key(IndexPath *ipath, const BgKeyDesc *desc, BgPathKey *pk)
 			return false;
 		pk->values = lappend(pk->values, values[i]);
 	}
-	pk->is_array = array;
 	return true;
 }
 
@@ -219,6 +198,29 @@ bg_guard_path(RelOptInfo *rel, IndexPath *ipath)
 }
 
 /*
+ * Does a security barrier (row-level security policies, a security_barrier
+ * view) restrict rel's rows, or those of a parent it was expanded from?  A
+ * partition or inheritance child gets its parent's policies as quals of
+ * its own; its RTE has no securityQuals, and the leaf itself may have no
+ * policies, so the parents' RTEs are looked at.
+ */
+static bool
+bg_rel_has_security_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	Index		relid = rel->relid;
+
+	if (rte->securityQuals != NIL)
+		return true;
+	while (root->append_rel_array != NULL && root->append_rel_array[relid] != NULL)
+	{
+		relid = root->append_rel_array[relid]->parent_relid;
+		if (planner_rt_fetch(relid, root)->securityQuals != NIL)
+			return true;
+	}
+	return false;
+}
+
+/*
  * set_rel_pathlist_hook: wrap the primary key index paths of a guarded
  * table (see the file header).
  */
@@ -236,7 +238,7 @@ bg_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 	if (!bg_transparent || !bg_loaded() ||
 		rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
-		rte->inh || rte->securityQuals != NIL ||
+		rte->inh || bg_rel_has_security_quals(root, rel, rte) ||
 		(rel->reloptkind != RELOPT_BASEREL &&
 		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
 		!bg_slot_find(rte->relid, &ref))
@@ -264,59 +266,11 @@ bg_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 }
 
 /*
- * Let the wrapped scan of "pk = ANY (array)" search the array the wrapper
- * computes: replace the array in its index condition with a new executor
- * parameter, which the wrapper sets before each scan.  Returns the
- * parameter's id.  The parameter is set by the wrapper, above the scan
- * that reads it; finalize_plan() accepts only parameters supplied from
- * outside the query level (or set by a few node types it knows), so it is
- * declared as such at this level and the ones above.
- */
-static int
-bg_array_param(PlannerInfo *root, Plan *scan)
-{
-	List	   *indexqual = IsA(scan, IndexScan) ?
-		((IndexScan *) scan)->indexqual : ((IndexOnlyScan *) scan)->indexqual;
-	ListCell   *lc;
-	int			paramid = -1;
-	PlannerInfo *r;
-
-	foreach(lc, indexqual)
-	{
-		Node	   *qual = (Node *) lfirst(lc);
-
-		if (IsA(qual, ScalarArrayOpExpr))
-		{
-			ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) qual;
-			Param	   *param = makeNode(Param);
-			Node	   *orig = lsecond(saop->args);
-
-			paramid = assign_special_exec_param(root);
-			list_nth_cell(root->glob->paramExecTypes, paramid)->oid_value =
-				exprType(orig);
-			param->paramkind = PARAM_EXEC;
-			param->paramid = paramid;
-			param->paramtype = exprType(orig);
-			param->paramtypmod = exprTypmod(orig);
-			param->paramcollid = exprCollation(orig);
-			param->location = -1;
-			lsecond(saop->args) = param;
-			break;
-		}
-	}
-	for (r = root; r != NULL && paramid >= 0; r = r->parent_root)
-		r->outer_params = bms_add_member(r->outer_params, paramid);
-	return paramid;
-}
-
-/*
  * PlanCustomPath: the CustomScan node.  It returns the wrapped scan's
  * tuples as they are: its scan tuple is the wrapped plan's target list,
  * and its own target list refers to that one-to-one.  custom_exprs are the
  * key values (create_customscan_plan() replaces outer Vars in them with the
- * same nestloop parameters as in the wrapped scan's conditions);
- * custom_private holds whether the value is an array and the array's
- * parameter.
+ * same nestloop parameters as in the wrapped scan's conditions).
  */
 static Plan *
 bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -328,18 +282,12 @@ bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Relation	relation = table_open(planner_rt_fetch(rel->relid, root)->relid, NoLock);
 	BgKeyInfo  *info = bg_keyinfo_acquire(relation);
 	BgPathKey	pk;
-	int			paramid = -1;
 
 	/* the path was made from this very key; if it changed, never shortcut */
 	if (info->desc == NULL || !bg_path_fixes_key(ipath, info->desc, &pk))
-	{
 		pk.values = NIL;
-		pk.is_array = false;
-	}
 	bg_keyinfo_release(info);
 	table_close(relation, NoLock);
-	if (pk.is_array)
-		paramid = bg_array_param(root, scan);
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;	/* the wrapped scan enforces every clause */
@@ -347,7 +295,7 @@ bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = copyObject(pk.values);
-	cscan->custom_private = list_make2(makeBoolean(pk.is_array), makeInteger(paramid));
+	cscan->custom_private = NIL;
 	cscan->custom_scan_tlist = copyObject(scan->targetlist);
 	cscan->custom_relids = rel->relids;
 	cscan->methods = &bg_guard_scan_methods;

@@ -318,8 +318,9 @@ bg_slot_saveable(int index, BgSavedGuard *g)
 {
 	BgSlot	   *slot = bg_slot(index);
 
+	/* not one a prepared detach or DROP is to free once it commits */
 	if (slot->state != BG_STATE_READY || !BgFilterPtrIsValid(slot->serving) ||
-		!slot->permanent)
+		!slot->permanent || TransactionIdIsValid(slot->forget_xid))
 		return NULL;
 	bg_slot_guard(slot, g);
 	return bg_filter_addr(slot->serving);

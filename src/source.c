@@ -35,6 +35,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -109,12 +110,13 @@ bg_index_probe(Relation rel, const BgKeyDesc *desc, const Datum *values)
  * Run EXISTS (SELECT 1 FROM t WHERE k1 = $1 AND ...) through SPI, under the
  * caller's snapshot, with row-level security and inheritance applied as
  * for any query.  With typed, params keep their own types (types[]) and
- * the caller's "=" resolution; otherwise they are key values and the key's
+ * the caller's "=" resolution, and collations[] (if not NULL) names the
+ * collation of those whose argument carried one; otherwise they are key values and the key's
  * own equality operators are named explicitly.
  */
 bool
 bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *params,
-			  const Oid *types, bool typed)
+			  const Oid *types, const Oid *collations, bool typed)
 {
 	StringInfoData q;
 	Oid			argtypes[INDEX_MAX_KEYS];
@@ -137,6 +139,8 @@ bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *params,
 		if (typed)
 		{
 			appendStringInfo(&q, "%s = $%d", quote_identifier(colname), i + 1);
+			if (collations != NULL && OidIsValid(collations[i]))
+				appendStringInfo(&q, " COLLATE %s", generate_collation_name(collations[i]));
 			argtypes[i] = types[i];
 		}
 		else
