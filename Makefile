@@ -36,7 +36,7 @@ PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 REGRESS = attach types writepaths lookup security errors health layout build coverage hardening planner partition upgrade
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
-ISOLATION = attach_race rebuild_race attach_deadlock planner_race partition_race feed_buffer
+ISOLATION = attach_race rebuild_race attach_deadlock planner_race partition_race partition_midstatement feed_buffer
 ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
 
 TAP_TESTS = 1

@@ -52,8 +52,13 @@
  *
  * The tables a statement writes rows into are its result relations (the
  * planner lists every ModifyTable target there, writable CTEs and rule
- * actions included) and, for a partitioned target, every partition below
- * it (INSERT routes rows to leaves that the plan does not name).  Rows
+ * actions included, and a partitioned target's root) and, for a
+ * partitioned target, every partition below it: INSERT routes rows to
+ * leaves that the plan does not name, and a partition attached while the
+ * statement runs (ATTACH PARTITION does not wait for it) takes rows too.
+ * So a statement notes the tables it names, and a lookup of a partition
+ * also looks for its ancestors (get_partition_ancestors() then, only when
+ * a running writer's command id is visible to the lookup).  Rows
  * that reach other tables do so through statements of their own, nested
  * inside this one (triggers, referential actions), which are tracked the
  * same way.
@@ -70,8 +75,7 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_inherits.h"
+#include "catalog/partition.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
 #include "parser/parsetree.h"
@@ -145,22 +149,16 @@ bg_writer_pop(const void *owner, bool only_tracked)
 		bg_writers_overflow--;
 }
 
-/* Does this statement write rows (and so fire row triggers at its end)? */
+/*
+ * Does this statement write rows whose keys its feed trigger adds at its
+ * end?  A DELETE adds none (unless a writable CTE of it does).
+ */
 static bool
 bg_statement_writes(QueryDesc *queryDesc)
 {
-	return queryDesc->operation != CMD_SELECT ||
+	return (queryDesc->operation != CMD_SELECT &&
+			queryDesc->operation != CMD_DELETE) ||
 		queryDesc->plannedstmt->hasModifyingCTE;
-}
-
-/* Add relid, and every partition below it if it is partitioned, to *relids. */
-static void
-bg_add_written(Oid relid, List **relids)
-{
-	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE)
-		*relids = list_concat_unique_oid(*relids, find_all_inheritors(relid, NoLock, NULL));
-	else
-		*relids = list_append_unique_oid(*relids, relid);
 }
 
 /* The tables a planned statement writes rows into (see the file header). */
@@ -176,7 +174,7 @@ bg_statement_targets(QueryDesc *queryDesc)
 		RangeTblEntry *rte = rt_fetch(lfirst_int(lc), stmt->rtable);
 
 		if (rte->rtekind == RTE_RELATION)
-			bg_add_written(rte->relid, &relids);
+			relids = list_append_unique_oid(relids, rte->relid);
 	}
 	return relids;
 }
@@ -253,7 +251,7 @@ bg_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree
 
 		/* an unknown table: COPY will say so; trust nothing meanwhile */
 		if (OidIsValid(relid))
-			bg_add_written(relid, &relids);
+			relids = list_make1_oid(relid);
 		bg_writer_push(NULL, GetCurrentCommandId(false), relids);
 		if (!OidIsValid(relid))
 			bg_writers_overflow++;
@@ -325,15 +323,39 @@ bg_statement_init(void)
 bool
 bg_own_writes_fed(Oid relid, Snapshot snap)
 {
+	List	   *ancestors = NIL;
+	bool		have_ancestors = false;
+	bool		result = true;
+	ListCell   *lc;
 	int			i;
 
 	if (snap == NULL || bg_writers_overflow > 0)
 		return false;
-	for (i = 0; i < bg_nwriters; i++)
+	for (i = 0; i < bg_nwriters && result; i++)
 	{
-		if (bg_writers[i].cid < snap->curcid &&
-			list_member_oid(bg_writers[i].relids, relid))
-			return false;
+		if (bg_writers[i].cid >= snap->curcid)
+			continue;
+		if (list_member_oid(bg_writers[i].relids, relid))
+		{
+			result = false;
+			break;
+		}
+		/* a partition written through a parent the statement names */
+		if (!have_ancestors)
+		{
+			if (get_rel_relispartition(relid))
+				ancestors = get_partition_ancestors(relid);
+			have_ancestors = true;
+		}
+		foreach(lc, ancestors)
+		{
+			if (list_member_oid(bg_writers[i].relids, lfirst_oid(lc)))
+			{
+				result = false;
+				break;
+			}
+		}
 	}
-	return true;
+	list_free(ancestors);
+	return result;
 }
