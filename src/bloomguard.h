@@ -15,6 +15,7 @@
 #define BLOOMGUARD_H
 
 #include "access/attnum.h"
+#include "access/htup.h"
 #include "access/xact.h"
 #include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
@@ -175,6 +176,7 @@ typedef struct BgSlot
 	bool		coverage_broken;	/* untrusted while a build was running */
 	TransactionId forget_xid;	/* free the slot once this xid has committed */
 	TransactionId feed_version; /* the feed function's pg_proc row (xmin) when built */
+	TransactionId trigger_version;	/* the feed trigger's pg_trigger row (xmin) then */
 	char		last_error[128];	/* why the last build failed, if it did */
 	pg_atomic_uint64 counters[BG_NUM_COUNTERS];	/* updated without a lock */
 	TimestampTz stats_reset;
@@ -201,6 +203,7 @@ typedef struct BgSavedGuard
 	Oid			relfilenode;
 	BgKeyIdentity key;
 	TransactionId feed_version; /* BgSlot's: the feed function's row */
+	TransactionId trigger_version;	/* BgSlot's: the feed trigger's row */
 	uint64		generation;
 	TimestampTz built_at;
 	double		build_seconds;
@@ -285,6 +288,7 @@ typedef struct BgKeyInfo
 	Oid			relid;
 	BgKeyDesc  *desc;			/* NULL: the table has no usable primary key */
 	BgKeyIdentity identity;		/* of desc */
+	TransactionId trigger_version;	/* the feed trigger's row (xmin), if any */
 	BgSlotRef	ref;			/* where the table's guard was last found */
 	int			pins;			/* calls using it now */
 	bool		retired;		/* evicted while pinned */
@@ -336,6 +340,7 @@ extern void bg_slot_bump(int index, BgCounter counter, uint64 n);
 extern int	bg_slot_index(BgSlotRef *ref, Oid relid);
 extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode,
 							const BgKeyIdentity *identity,
+							TransactionId trigger_version,
 							const uint64 *colhashes, int nkeys, bool nomatch,
 							int *slotindex);
 extern bool bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode,
@@ -417,6 +422,8 @@ extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 
 /* keycache.c */
 extern BgKeyInfo *bg_keyinfo_acquire(Relation rel);
+extern HeapTuple bg_feed_trigger_tuple(Oid relid);
+extern TransactionId bg_feed_trigger_version(Oid relid);
 extern void bg_keyinfo_release(BgKeyInfo *info);
 
 /* sizing.c */
@@ -457,6 +464,7 @@ typedef struct BgBuildState
 	Size		bytes;
 	BloomFilter *filter;
 	TimestampTz start;
+	TransactionId trigger_version;	/* the feed trigger's row as the scan starts */
 } BgBuildState;
 
 extern void bg_check_guardable(Relation rel);

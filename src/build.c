@@ -879,6 +879,14 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 
 	bg_keydesc_identity(desc, &key);
 
+	/*
+	 * The feed trigger's row as the scan starts (attach creates the trigger
+	 * after bg_build_begin()): a change during the scan, which only a
+	 * standby's build can see, leaves the filter with an older version,
+	 * and a lookup untrusts it.
+	 */
+	bs->trigger_version = bg_feed_trigger_version(RelationGetRelid(rel));
+
 	PG_TRY();
 	{
 		pgstat_report_activity(STATE_RUNNING, "bloomguard: building filter");
@@ -924,6 +932,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	slot->key = key;
 	/* the caller checked the feed trigger, and so the function's version */
 	slot->feed_version = bg_feed_version;
+	slot->trigger_version = bs->trigger_version;
 	slot->built_at = GetCurrentTimestamp();
 	slot->build_seconds = (double) (slot->built_at - bs->start) / USECS_PER_SEC;
 	slot->relfilenode = bg_rel_filenumber(rel);

@@ -211,20 +211,10 @@ bg_feed_state(Relation rel)
 BgFeedState
 bg_feed_state_by_oid(Oid relid)
 {
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData keys[2];
-	HeapTuple	tuple;
+	HeapTuple	tuple = bg_feed_trigger_tuple(relid);
 	BgFeedState result = BG_FEED_MISSING;
 
-	rel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(relid));
-	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
-				F_NAMEEQ, CStringGetDatum(BLOOMGUARD_TRIGGER_NAME));
-	scan = systable_beginscan(rel, TriggerRelidNameIndexId, true, NULL, 2, keys);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	if (tuple)
 	{
 		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
 
@@ -233,9 +223,8 @@ bg_feed_state_by_oid(Oid relid)
 								  !heap_attisnull(tuple, Anum_pg_trigger_tgqual, NULL),
 								  trig->tgconstraint, trig->tgdeferrable,
 								  trig->tgfoid);
+		heap_freetuple(tuple);
 	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
 	return result;
 }
 

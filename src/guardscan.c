@@ -183,7 +183,7 @@ bg_guard_ask(BgGuardScanState *gs, const Datum *values, bool trusted)
 		bg_feed_flush_rel(relid);
 		bg_key_colhashes(desc, values, colhashes);
 		answer = bg_slot_ask(&gs->info->ref, relid, bg_rel_filenumber(gs->rel),
-							 &gs->info->identity, colhashes, desc->nkeys, false,
+							 &gs->info->identity, gs->info->trigger_version, colhashes, desc->nkeys, false,
 							 &gs->slotindex);
 	}
 	else

@@ -30,7 +30,13 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/pg_trigger.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -211,8 +217,55 @@ bg_keyinfo_build(Relation rel)
 	info->desc = desc;
 	if (desc)
 		bg_keydesc_identity(desc, &info->identity);
+	info->trigger_version = bg_feed_trigger_version(info->relid);
 	info->ref = (BgSlotRef) BG_SLOT_REF_INIT;
 	return info;
+}
+
+/*
+ * A copy of the pg_trigger row of relid's feed trigger (the one named
+ * bloomguard, as the catalog snapshot sees it), or NULL if it has none.
+ */
+HeapTuple
+bg_feed_trigger_tuple(Oid relid)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData keys[2];
+	HeapTuple	tuple;
+
+	rel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum(BLOOMGUARD_TRIGGER_NAME));
+	scan = systable_beginscan(rel, TriggerRelidNameIndexId, true, NULL, 2, keys);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		tuple = heap_copytuple(tuple);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return tuple;
+}
+
+/*
+ * The version of relid's feed trigger row: the xmin of its pg_trigger
+ * tuple, which every change of the trigger (ENABLE, DISABLE, a new
+ * trigger of the name) makes new; InvalidTransactionId without one.  A
+ * filter is trusted only under the version it was built with (slot.c).
+ */
+TransactionId
+bg_feed_trigger_version(Oid relid)
+{
+	HeapTuple	tuple = bg_feed_trigger_tuple(relid);
+	TransactionId version = InvalidTransactionId;
+
+	if (tuple)
+	{
+		version = HeapTupleHeaderGetRawXmin(tuple->t_data);
+		heap_freetuple(tuple);
+	}
+	return version;
 }
 
 /*

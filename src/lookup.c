@@ -271,7 +271,7 @@ bg_lookup_ask(BgLookup *lk, int *slotindex)
 	if (!nomatch)
 		bg_key_colhashes(desc, lk->values, colhashes);
 	return bg_slot_ask(&lk->info->ref, relid, bg_rel_filenumber(lk->rel),
-					   &lk->info->identity, colhashes, desc->nkeys, nomatch,
+					   &lk->info->identity, lk->info->trigger_version, colhashes, desc->nkeys, nomatch,
 					   slotindex);
 }
 

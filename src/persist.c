@@ -97,7 +97,7 @@
 
 #define BG_SAVE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/bloomguard.filters"
 #define BG_SAVE_MAGIC		0x42474653	/* "BGFS" */
-#define BG_SAVE_VERSION		1
+#define BG_SAVE_VERSION		2	/* 2: the feed trigger's version */
 
 /* What kind of shutdown wrote the file. */
 typedef enum BgSaveKind

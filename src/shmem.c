@@ -476,6 +476,7 @@ bg_slot_restore(const BgSavedGuard *g, Size bytes)
 	slot->serving_bytes = bytes;
 	slot->generation = g->generation;
 	slot->feed_version = g->feed_version;
+	slot->trigger_version = g->trigger_version;
 	slot->built_at = g->built_at;
 	slot->build_seconds = g->build_seconds;
 	slot->build_workers = g->build_workers;

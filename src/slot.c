@@ -45,6 +45,7 @@ bg_slot_guard(const BgSlot *slot, BgSavedGuard *g)
 	g->relfilenode = slot->relfilenode;
 	g->key = slot->key;
 	g->feed_version = slot->feed_version;
+	g->trigger_version = slot->trigger_version;
 	g->generation = slot->generation;
 	g->built_at = slot->built_at;
 	g->build_seconds = slot->build_seconds;
@@ -184,15 +185,18 @@ bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b)
  * caller that has checked everything else the trust rule needs.  nomatch:
  * no value of the key type can equal the argument, which a ready filter
  * reports as absent.  The filter is used only when the guard is ready and
- * was built for the key identity the caller computed and under the feed
- * function version it sees; if either changed under the filter, the guard
+ * was built for the key identity the caller computed, under the feed
+ * function version it sees and with the feed trigger's catalog row it
+ * sees (trigger_version: a trigger disabled and enabled again changes it,
+ * even where no hook saw that happen, as on a standby of a primary that
+ * ran without the library); if any changed under the filter, the guard
  * becomes untrusted.  relfilenode is the table's: a loaded filter is
  * checked against it (see above).  *slotindex is set to the guard's slot
  * (or -1), for the caller's counters.
  */
 BgAnswer
 bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode, const BgKeyIdentity *identity,
-			const uint64 *colhashes, int nkeys, bool nomatch, int *slotindex)
+			TransactionId trigger_version, const uint64 *colhashes, int nkeys, bool nomatch, int *slotindex)
 {
 	BgSlot	   *slot = bg_slot_lock(ref, relid, LW_SHARED);
 	BgAnswer	answer = BG_ANSWER_UNKNOWN;
@@ -210,6 +214,8 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode, const BgKeyIdentity *ide
 			changed = "its primary key changed";
 		else if (slot->feed_version != bg_feed_version)
 			changed = "its feed function's catalog row changed";
+		else if (slot->trigger_version != trigger_version)
+			changed = "its feed trigger's catalog row changed";
 		else if (!slot->relfilenode_verified && slot->relfilenode != relfilenode)
 			;					/* rewritten since saved: untrusted below */
 		else if (nomatch)

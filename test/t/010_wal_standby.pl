@@ -282,6 +282,28 @@ is($standby_b->safe_psql('postgres', q{
 $absent = check_node($standby_b, 'promoted, with keys written before and after the promotion');
 cmp_ok($absent, '>', 4900, "promoted: absent keys are 'absent' ($absent)");
 
+# the primary restarted without the library: no hook sees its feed
+# trigger disabled and enabled again, and no UNTRUST record reaches the
+# standby, which keeps believing that every key is logged.  The trigger's
+# catalog row changed, though, and the standby does not trust a filter
+# built with the old one: the row written meanwhile is found.
+$primary->wait_for_catchup($standby_a);
+wait_ready($standby_a, 'standby a before the primary runs without the library');
+$primary->append_conf('postgresql.conf', "shared_preload_libraries = ''");
+$primary->restart;
+$primary->safe_psql('postgres', q{
+	ALTER TABLE t DISABLE TRIGGER bloomguard;
+	INSERT INTO t VALUES (-9901, 'unguarded');
+	ALTER TABLE t ENABLE ALWAYS TRIGGER bloomguard;
+});
+$primary->wait_for_catchup($standby_a);
+is($standby_a->safe_psql('postgres', q{
+	SELECT guarded_exists('t', -9901) || ':' || bloomguard_check('t', -9901) || ':' ||
+	       (SELECT count(*) FROM t WHERE id = -9901)}),
+	'true:unknown:1', 'standby a: a trigger disabled and enabled on a primary without the library untrusts the filter');
+$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'bloomguard'");
+$primary->restart;
+
 $standby_a->stop;
 $standby_b->stop;
 $primary->stop;
