@@ -23,6 +23,15 @@
 #endif
 
 /*
+ * 64-bit builds only: keys of int8, timestamp and the like are hashed as
+ * by-value Datums, and filter sizes are computed in Size; on a 32-bit
+ * build the first would hash pointers and the second could wrap.
+ */
+#if SIZEOF_VOID_P < 8
+#error "bloomguard needs a 64-bit build of PostgreSQL"
+#endif
+
+/*
  * 16 replaced the per-catalog ownership and ACL checks with object_*()
  * functions that take the catalog's OID.
  */

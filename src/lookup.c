@@ -68,16 +68,20 @@ PG_FUNCTION_INFO_V1(bloomguard_check);
 /*
  * Open the table named by the first argument, and check that the caller may
  * run the EXISTS query on it: USAGE on its schema (name lookup needs it,
- * and the table may be given by OID), then SELECT on the table or on every
- * key column, in the order the query checks them, with the same errors.
+ * and the table may be given by OID), whether row-level security applies
+ * (*rls; an error if it would with row_security off), then SELECT on the
+ * table or on every key column, in the order the query checks them, with
+ * the same errors.
  */
 static Relation
-bg_open_for_read(Oid relid)
+bg_open_for_read(Oid relid, bool *rls)
 {
 	Relation	rel = relation_open(relid, AccessShareLock);
 	AclResult	aclresult;
 
 	bg_check_schema_usage(rel);
+	/* the query's rewriter raises row_security = off's error before this */
+	*rls = bg_rls_applies(rel, false);
 	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
 	if (aclresult != ACLCHECK_OK)
 	{
@@ -217,7 +221,7 @@ static void
 bg_lookup_begin(FunctionCallInfo fcinfo, BgLookup *lk)
 {
 	bg_require_loaded();
-	lk->rel = bg_open_for_read(PG_GETARG_OID(0));
+	lk->rel = bg_open_for_read(PG_GETARG_OID(0), &lk->rls);
 	lk->info = bg_keyinfo_acquire(lk->rel);
 	if (lk->info->desc == NULL)
 		ereport(ERROR,
@@ -227,7 +231,6 @@ bg_lookup_begin(FunctionCallInfo fcinfo, BgLookup *lk)
 				 errhint("bloomguard guards a table by its primary key; add one with ALTER TABLE ... ADD PRIMARY KEY.")));
 	lk->parent = NULL;
 	lk->nowhere = false;
-	lk->rls = bg_rls_applies(lk->rel, false);
 	lk->kr = bg_call_key(fcinfo, lk->rel, lk->info->desc, &lk->cache,
 						 lk->args, lk->values);
 	if (lk->rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&

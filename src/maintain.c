@@ -351,7 +351,9 @@ bg_guards_to_build(MemoryContext cxt)
 					 quote_identifier(get_namespace_name(bg_extension_schema())));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	bg_register_missing_leaves(quote_identifier(get_namespace_name(bg_extension_schema())));
+	/* registering writes: a standby's pass leaves it to its primary */
+	if (!RecoveryInProgress())
+		bg_register_missing_leaves(quote_identifier(get_namespace_name(bg_extension_schema())));
 	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read bloomguard_guards");
 	for (i = 0; i < SPI_processed; i++)
