@@ -143,6 +143,12 @@ SELECT bloomguard_rebuild('pt');
 SELECT relation, state FROM bloomguard_health ORDER BY 1;
 SELECT pt_lost('pt'), bloomguard_check('pt', 7::bigint, 5) AS check_pt5;
 
+-- bloomguard_reset_stats() of a partitioned table resets its leaves'
+SELECT count(*) FILTER (WHERE guarded_exists('pt', g::bigint, 1)) FROM generate_series(1, 20) g;
+SELECT count(*) FILTER (WHERE checks > 0) > 0 AS counted FROM bloomguard_health WHERE parent = 'pt'::regclass;
+SELECT bloomguard_reset_stats('pt');
+SELECT count(*) FILTER (WHERE checks > 0) AS leaves_counting FROM bloomguard_health WHERE parent = 'pt'::regclass;
+
 -- a leaf's guard is the tree's: not detached on its own, but rebuilt
 SELECT bloomguard_detach('pt1');
 SELECT bloomguard_rebuild('pt1');

@@ -404,25 +404,31 @@ Datum
 bloomguard_reset_stats(PG_FUNCTION_ARGS)
 {
 	int			i;
+	List	   *relids = NIL;
 
 	bg_require_loaded();
 	if (!PG_ARGISNULL(0))
 	{
-		/* the owner of that table only */
+		/* the owner of that table only; a partitioned table: its leaves' */
 		Relation	rel = bg_open_managed(PG_GETARG_OID(0), false);
 
+		if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+			relids = bg_partition_leaves_of(rel, AccessShareLock);
+		else
+			relids = list_make1_oid(RelationGetRelid(rel));
 		relation_close(rel, NoLock);
 	}
 	for (i = 0; i < bg_slot_count(); i++)
 	{
 		BgSlotCopy	copy;
 
-		if (!bg_slot_copy(i, MyDatabaseId,
-						  PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0), &copy))
+		if (!bg_slot_copy(i, MyDatabaseId, InvalidOid, &copy))
 			continue;
-		if (PG_ARGISNULL(0) && !bg_class_ownercheck(copy.relid, GetUserId()))
+		if (PG_ARGISNULL(0) ? !bg_class_ownercheck(copy.relid, GetUserId()) :
+			!list_member_oid(relids, copy.relid))
 			continue;
 		bg_slot_reset_counters(i, copy.relid);
 	}
+	list_free(relids);
 	PG_RETURN_VOID();
 }
