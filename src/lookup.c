@@ -336,6 +336,7 @@ bg_lookup_ask_all(BgLookup *lk)
 	List	   *leaves = bg_partition_leaves_of(parent, AccessShareLock);
 	ListCell   *lc;
 	bool		found = false;
+	bool		unasked = false;
 
 	foreach(lc, leaves)
 	{
@@ -350,6 +351,8 @@ bg_lookup_ask_all(BgLookup *lk)
 			found = answer != BG_ANSWER_ABSENT && bg_lookup_source(lk);
 			bg_lookup_count(slotindex, answer, found);
 		}
+		else
+			unasked = true;		/* a leaf whose key cannot be described */
 		bg_keyinfo_release(lk->info);
 		relation_close(lk->rel, NoLock);
 		if (found)
@@ -358,6 +361,9 @@ bg_lookup_ask_all(BgLookup *lk)
 	lk->rel = parent;
 	lk->info = parent_info;
 	list_free(leaves);
+	/* a leaf not asked may hold the key: the query on the parent says */
+	if (!found && unasked)
+		found = bg_sql_lookup(parent, parent_info->desc, lk->values, NULL, NULL, false);
 	return found;
 }
 
