@@ -289,6 +289,7 @@ typedef struct BgKeyInfo
 	BgKeyDesc  *desc;			/* NULL: the table has no usable primary key */
 	BgKeyIdentity identity;		/* of desc */
 	TransactionId trigger_version;	/* the feed trigger's row (xmin), if any */
+	bool		untrust_sent;	/* the trigger untrusted the guard: no key */
 	BgSlotRef	ref;			/* where the table's guard was last found */
 	int			pins;			/* calls using it now */
 	bool		retired;		/* evicted while pinned */

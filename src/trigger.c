@@ -110,9 +110,19 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	desc = info->desc;
 	if (desc == NULL || !desc->hashable)
 	{
-		/* never fail a write; stop trusting the filter instead */
+		/*
+		 * Never fail a write; stop trusting the filter instead, once per
+		 * key description: the untrust (and its WAL record) takes effect at
+		 * once, whatever becomes of this transaction, and a filter can be
+		 * trusted again only after a rebuild, which needs a key, and so a
+		 * new description.
+		 */
+		if (!info->untrust_sent)
+		{
+			bg_wal_untrust(RelationGetRelid(rel), "its primary key is gone or cannot be hashed");
+			info->untrust_sent = true;
+		}
 		bg_keyinfo_release(info);
-		bg_wal_untrust(RelationGetRelid(rel), "its primary key is gone or cannot be hashed");
 		return PointerGetDatum(NULL);
 	}
 

@@ -11,9 +11,12 @@
  *				before the commit record.  Redo adds them to every live
  *				generation of the table's guard on this node, and skips a
  *				table with no guard here.
- *	UNTRUST		what makes a guard untrusted on the primary (its trigger
- *				changed, its key cannot be hashed): written at PRE_COMMIT
- *				next to pending.c's UNTRUST, before the commit record.
+ *	UNTRUST		what makes a guard untrusted on the primary: a trigger
+ *				change, written at PRE_COMMIT next to pending.c's untrust,
+ *				before the commit record; or a key that cannot be hashed
+ *				any more, written by the trigger when it meets the first
+ *				such row (once per key description), before that row's
+ *				transaction can commit.
  *	FORGET		a guard detached or its table dropped, or every guard of a
  *				database (DROP EXTENSION, DROP DATABASE): written at
  *				PRE_COMMIT (and PRE_PREPARE).  Redo frees the guard's slot.

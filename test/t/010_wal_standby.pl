@@ -304,6 +304,26 @@ is($standby_a->safe_psql('postgres', q{
 $primary->append_conf('postgresql.conf', "shared_preload_libraries = 'bloomguard'");
 $primary->restart;
 
+# a table whose primary key went away: its trigger untrusts the guard once,
+# not once per row (one UNTRUST record, not 200)
+$primary->safe_psql('postgres', q{CREATE TABLE nokey (id int PRIMARY KEY)});
+$primary->safe_psql('postgres', q{SELECT bloomguard_attach('nokey')});
+my $nk_start = $primary->safe_psql('postgres', q{SELECT pg_current_wal_lsn()});
+$primary->safe_psql('postgres', q{
+	ALTER TABLE nokey DROP CONSTRAINT nokey_pkey;
+	INSERT INTO nokey SELECT generate_series(1, 200);
+	INSERT INTO nokey SELECT generate_series(201, 400);
+});
+my $nk_relid = $primary->safe_psql('postgres', q{SELECT 'nokey'::regclass::oid});
+my $nk_untrusts = $primary->safe_psql('postgres', qq{
+	SELECT count(*) FROM pg_get_wal_records_info('$nk_start', pg_current_wal_lsn())
+	 WHERE resource_manager = 'bloomguard' AND record_type = 'UNTRUST'
+	   AND description LIKE '%rel $nk_relid:%'});
+cmp_ok($nk_untrusts, '<=', 2, "a table without its key: $nk_untrusts UNTRUST records for 400 rows");
+is($primary->safe_psql('postgres', q{SELECT state FROM bloomguard_health WHERE relation = 'nokey'::regclass}),
+	'untrusted', 'a table without its key: the guard is untrusted');
+$primary->safe_psql('postgres', q{DROP TABLE nokey});
+
 $standby_a->stop;
 $standby_b->stop;
 $primary->stop;
