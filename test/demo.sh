@@ -71,11 +71,11 @@ bg_log "running the 80/20 workload, plain and guarded, alternating ($SECONDS_PER
 trap 'cat "$dir/pgbench.err" >&2' ERR
 p1=$(tps "$dir/plain.sql"); g1=$(tps "$dir/guarded.sql")
 p2=$(tps "$dir/plain.sql"); g2=$(tps "$dir/guarded.sql")
-plain=$(echo "($p1 + $p2) / 2" | bc -l)
-guarded=$(echo "($g1 + $g2) / 2" | bc -l)
+plain=$(awk -v a="$p1" -v b="$p2" 'BEGIN { print (a + b) / 2 }')
+guarded=$(awk -v a="$g1" -v b="$g2" 'BEGIN { print (a + b) / 2 }')
 printf '\n%-32s %12s\n' "80/20 lookups, 2 clients" "lookups/s"
 printf '%-32s %12.0f\n' "plain EXISTS" "$plain" "guarded_exists" "$guarded"
-printf '%-32s %12.2fx\n\n' "guarded / plain" "$(echo "$guarded / $plain" | bc -l)"
+printf '%-32s %12.2fx\n\n' "guarded / plain" "$(awk -v g="$guarded" -v p="$plain" 'BEGIN { print g / p }')"
 
 bg_log "the same answers, and the health view"
 psql <<SQL

@@ -56,6 +56,19 @@ if [ "$(id -u)" != 0 ]; then
 	echo "test/matrix.sh needs root (debootstrap, chroot, mount)" >&2
 	exit 2
 fi
+# what the roots need on the host (a new machine has none of it)
+host_need=""
+for p in debootstrap xz-utils; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || host_need="$host_need $p"
+done
+if [ -n "$host_need" ]; then
+	say "installing:$host_need"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $host_need >/dev/null || {
+		echo "test/matrix.sh: installing$host_need failed" >&2
+		exit 1
+	}
+fi
 mkdir -p "$cache/roots" "$cache/logs"
 exec 9>"$cache/.matrix.lock"
 if ! flock -n 9; then
@@ -137,46 +150,8 @@ trap 'say "interrupted"; exit 130' INT
 trap 'say "terminated"; exit 143' TERM
 
 # ------------------------------------------------------------ the mirror
-# "URI suite" for every enabled deb source of this machine's apt.
-apt_sources() {
-	local f
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk '
-			function flush() {
-				if (types ~ /(^| )deb( |$)/ && enabled != "no")
-					for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++) print u[i], s[j]
-				types = ""; enabled = ""; nu = 0; ns = 0
-			}
-			/^[ \t]*#/ { next }
-			/^[ \t]*$/ { flush(); next }
-			/^[^ \t]/ { field = tolower($1); sub(/:$/, "", field); $1 = "" }
-			{
-				if (field == "types") types = types " " $0
-				else if (field == "enabled") { enabled = tolower($0); gsub(/ /, "", enabled) }
-				else if (field == "uris") for (i = 1; i <= NF; i++) { if ($i != "") u[++nu] = $i }
-				else if (field == "suites") for (i = 1; i <= NF; i++) { if ($i != "") s[++ns] = $i }
-			}
-			END { flush() }' "$f"
-	done
-	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-		sed -e 's/#.*//' -e 's/\[[^]]*\]//' |
-		awk '$1 == "deb" && NF >= 3 { print $2, $3 }'
-}
-
-# The Debian mirror: the source that serves this machine's own release
-# (its codename exactly, not -security or -updates).
-debian_mirror() {
-	local codename uri
-	if [ -n "${BG_DEBIAN_MIRROR:-}" ]; then
-		echo "${BG_DEBIAN_MIRROR%/}"
-		return
-	fi
-	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-	uri=$(apt_sources | awk -v c="$codename" '$2 == c && $1 ~ /^(https?|ftp|file):/ { print $1; exit }')
-	[ -n "$uri" ] || uri=$(apt_sources | awk '$1 ~ /^(https?|ftp|file):/ && $1 ~ /\/debian\/?$/ { print $1; exit }')
-	echo "${uri%/}"
-}
+# apt_sources, debian_mirror
+. "$top/test/lib/mirror.sh"
 
 # Download $1 to $2 with whatever this machine has.
 download() {
