@@ -327,8 +327,11 @@ $primary->safe_psql('postgres', q{DROP TABLE nokey});
 $standby_a->stop;
 $standby_b->stop;
 $primary->stop;
-bg_check_log($primary);
-bg_check_log($standby_a);
-bg_check_log($standby_b);
-bg_check_log($cascade);
+# nokey lost its primary key on purpose: a worker pass (on the primary or
+# a standby) that comes before the DROP says so once, at WARNING
+my $nokey_warning = qr/not rebuilding the filter of relation $nk_relid .*table "nokey" has no primary key/;
+bg_check_log($primary, $nokey_warning);
+bg_check_log($standby_a, $nokey_warning);
+bg_check_log($standby_b, $nokey_warning);
+bg_check_log($cascade, $nokey_warning);
 done_testing();
