@@ -9,6 +9,8 @@
 #   PG_MAJOR=17 test/run-all.sh      # another Debian-packaged version
 #   PG_CONFIG=/path/to/pg_config test/run-all.sh   # any installation
 #   test/run-all.sh --no-bench       # without the benchmark smoke run
+#   BG_PACKAGE=0 test/run-all.sh     # without the Debian package suite
+#                                    # (test/package.sh; root only)
 #   test/run-all.sh --all-versions   # 15 here, 17 and 18 in Debian roots
 #                                    # (test/matrix.sh)
 set -uo pipefail
@@ -78,6 +80,32 @@ run_suite regress "make -s PG_CONFIG='$PG_CONFIG' installcheck-regress &&
 run_suite isolation "make -s PG_CONFIG='$PG_CONFIG' installcheck-isolation &&
 	perl test/check-logs.pl output_iso/log/postmaster.log test/isolation/expected"
 run_suite tap "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap"
+# the Debian package (test/package.sh): built for this PostgreSQL, then
+# installed in a new minimal Debian 12 root, with the demo and the
+# package's autopkgtest run there.  Only as root, with Debian's own
+# PostgreSQL, and not inside a chroot (test/matrix.sh's and
+# test/fresh-root.sh's roots: a root would have to be made inside a root);
+# BG_PACKAGE=0 leaves it out
+package_skip=""
+if [ "${BG_PACKAGE:-1}" = 0 ]; then
+	package_skip="BG_PACKAGE=0"
+elif [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ] || ! bg_pg_is_debian; then
+	package_skip="needs root, Debian and Debian's PostgreSQL"
+else
+	ischroot
+	[ $? = 1 ] || package_skip="inside a chroot"
+fi
+if [ -z "$package_skip" ]; then
+	bg_log "suite: package"
+	if DEMO_ROWS=${DEMO_ROWS:-50000} DEMO_SECONDS=${DEMO_SECONDS:-1} bash "$top/test/package.sh"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failed_names="$failed_names package"
+	fi
+else
+	bg_log "suite: package not run ($package_skip)"
+fi
 if [ "$bench" = 1 ] && [ -x "$work/test/bench/run.sh" ]; then
 	run_suite bench-smoke "BENCH_SMOKE=1 test/bench/run.sh"
 fi
