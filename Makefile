@@ -73,6 +73,7 @@ installcheck:
 dist:
 	python3 $(srcdir)/test/check-meta.py $(srcdir)
 	git -C $(srcdir) archive --format zip --prefix=bloomguard-$(DISTVERSION)/ -o $(CURDIR)/bloomguard-$(DISTVERSION).zip HEAD
+	python3 $(srcdir)/test/check-meta.py $(srcdir) --zip $(CURDIR)/bloomguard-$(DISTVERSION).zip
 
 # One suite at a time, so that a failing suite does not hide the others.
 .PHONY: installcheck-regress installcheck-isolation installcheck-tap

@@ -28,7 +28,7 @@ if [ "$(id -u)" = 0 ]; then
 		bg_build_install "$top"
 	fi
 	work=$(bg_copy_for_postgres "$top")
-	exec su postgres -s /bin/bash -c "PG_CONFIG='$PG_CONFIG' DEMO_ROWS='${DEMO_ROWS:-}' DEMO_SECONDS='${DEMO_SECONDS:-}' '$work/test/demo.sh' --as-postgres"
+	exec su postgres -s /bin/bash -c "cd '$work' && PG_CONFIG='$PG_CONFIG' DEMO_ROWS='${DEMO_ROWS:-}' DEMO_SECONDS='${DEMO_SECONDS:-}' '$work/test/demo.sh' --as-postgres"
 fi
 
 ROWS=${DEMO_ROWS:-200000}

@@ -115,12 +115,12 @@ step_result() { # name seconds ok?
 summary() {
 	echo
 	echo "bloomguard fresh-root ($mode mode, $(git -C "$top" rev-parse --short HEAD); logs in $cache/logs)"
-	printf '%-44s | %7s | %s\n' step seconds result
-	printf '%s\n' "---------------------------------------------+---------+-------"
+	printf '%-62s | %7s | %s\n' step seconds result
+	printf '%s\n' "---------------------------------------------------------------+---------+-------"
 	local s
 	for s in "${STEPS[@]}"; do
 		IFS='|' read -r a b c <<<"$s"
-		printf '%-44s | %7s | %s\n' "$a" "$b" "$c"
+		printf '%-62s | %7s | %s\n' "$a" "$b" "$c"
 	done
 	echo
 	echo "$passed passed, $failed failed"
