@@ -64,9 +64,14 @@ include $(PGXS)
 EXTVERSION := $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(srcdir)/bloomguard.control)
 DISTVERSION = $(EXTVERSION).0
 
-.PHONY: installcheck dist
+.PHONY: installcheck dist meta
 installcheck:
 	$(pg_regress_installcheck) --dbname=$(CONTRIB_TESTDB) $(INSTALLCHECK_REGRESS)
+
+# META.json's versions from bloomguard.control (after a new extension
+# version; debian/changelog needs its own entry: dch -v X.Y.0-1)
+meta:
+	python3 $(srcdir)/test/check-meta.py $(srcdir) --update
 
 # bloomguard-X.Y.0.zip for PGXN, from the committed tree; META.json must
 # name the same version (test/check-meta.py checks it and the rest)

@@ -3,6 +3,8 @@
 
     python3 test/check-meta.py [TOP]            # META.json of the tree at TOP
     python3 test/check-meta.py TOP --zip FILE   # and the `make dist` archive
+    python3 test/check-meta.py TOP --update     # first set META.json's versions
+                                                # from bloomguard.control (make meta)
 
 Debian has no PGXN validator package (PGXN::Meta::Validator is not
 packaged), so this checks what the spec requires: the required keys
@@ -204,6 +206,22 @@ def check_zip(path, version):
     return len(names)
 
 
+# Set META.json's version, and the extension's in provides, to
+# bloomguard.control's default_version, and write it back.
+def update(meta, top):
+    control = open(os.path.join(top, 'bloomguard.control')).read()
+    m = re.search(r"^default_version\s*=\s*'([^']*)'", control, re.M)
+    if not m:
+        return
+    want = dist_version(m.group(1))
+    meta['version'] = want
+    if isinstance(meta.get('provides', {}).get('bloomguard'), dict):
+        meta['provides']['bloomguard']['version'] = want
+    with open(os.path.join(top, 'META.json'), 'w') as f:
+        json.dump(meta, f, indent=3, ensure_ascii=False)
+        f.write('\n')
+
+
 def main():
     args = sys.argv[1:]
     zpath = None
@@ -211,6 +229,8 @@ def main():
         i = args.index('--zip')
         zpath = args[i + 1]
         del args[i:i + 2]
+    update_wanted = '--update' in args
+    args = [a for a in args if a != '--update']
     top = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
     try:
         meta = json.load(open(os.path.join(top, 'META.json')))
@@ -220,6 +240,8 @@ def main():
     if not isinstance(meta, dict):
         print('META.json: not a JSON object')
         return 1
+    if update_wanted:
+        update(meta, top)
     check_spec(meta)
     version = check_tree(meta, top)
     entries = None

@@ -222,9 +222,16 @@ else
 	tests=$(sed -n 's/^Tests: *//p' "$top/debian/tests/control")
 	run_step "autopkgtest Depends: $tdeps" "$cache/logs/fresh-deb-testdeps.log" \
 		sh -c "apt-get install -y -qq --no-install-recommends $tdeps >/dev/null"
+	# the root shares the host's network: its throwaway cluster
+	# (pg_virtualenv) takes a port nothing listens on, not 5432
+	port=""
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		port=$((20000 + RANDOM % 20000))
+		ss -ltn 2>/dev/null | awk '{ print $4 }' | grep -q ":$port\$" || break
+	done
 	for t in $tests; do
 		run_step "autopkgtest debian/tests/$t" "$cache/logs/fresh-deb-autopkgtest-$t.log" \
-			sh -c "export AUTOPKGTEST_TMP=\$(mktemp -d); chmod 755 debian/tests/$t; debian/tests/$t"
+			sh -c "export AUTOPKGTEST_TMP=\$(mktemp -d) PGPORT=$port; chmod 755 debian/tests/$t; debian/tests/$t"
 	done
 fi
 
