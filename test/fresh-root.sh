@@ -54,24 +54,11 @@ if [ "$(id -u)" != 0 ]; then
 	echo "test/fresh-root.sh needs root (debootstrap, chroot, mount)" >&2
 	exit 2
 fi
-# what the root needs on the host
-need=""
-for p in debootstrap git; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
-done
-if [ -n "$need" ]; then
-	say "installing:$need"
-	export DEBIAN_FRONTEND=noninteractive
-	# shellcheck disable=SC2086
-	apt-get update -qq && apt-get install -y -qq --no-install-recommends $need >/dev/null || {
-		echo "test/fresh-root.sh: installing$need failed" >&2
-		exit 1
-	}
-fi
-
 # kill_in_root, mounts_under, umount_all, mount_root, in_root, remove_root,
-# copy_source_tree
+# copy_source_tree, apt_install_missing
 . "$top/test/lib/roots.sh"
+# what the root needs on the host
+apt_install_missing debootstrap git || exit 1
 # debian_mirror, release_sources
 . "$top/test/lib/mirror.sh"
 

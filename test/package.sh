@@ -21,7 +21,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib/common.sh"
-# copy_source_tree
+# copy_source_tree, apt_install_missing
 . "$top/test/lib/roots.sh"
 
 cache=${BG_CACHE:-/var/cache/bloomguard-test}
@@ -36,20 +36,14 @@ if ! bg_pg_is_debian; then
 	echo "test/package.sh builds against Debian's PostgreSQL packages; PG_CONFIG=$PG_CONFIG is not one" >&2
 	exit 2
 fi
-need=""
-for p in dpkg-dev debhelper postgresql-server-dev-all libxxhash-dev "postgresql-$PG_MAJOR" \
-	"postgresql-server-dev-$PG_MAJOR" make gcc; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
-done
-if [ -n "$need" ]; then
-	say "installing:$need"
+# the tests' clusters are their own: none made by the server's package
+if ! dpkg-query -W -f='${Status}' "postgresql-$PG_MAJOR" 2>/dev/null | grep -q "install ok installed"; then
 	mkdir -p /etc/postgresql-common
 	grep -qs '^create_main_cluster' /etc/postgresql-common/createcluster.conf ||
 		echo 'create_main_cluster = false' >>/etc/postgresql-common/createcluster.conf
-	export DEBIAN_FRONTEND=noninteractive
-	# shellcheck disable=SC2086
-	apt-get update -qq && apt-get install -y -qq --no-install-recommends $need >/dev/null || exit 1
 fi
+apt_install_missing dpkg-dev debhelper postgresql-server-dev-all libxxhash-dev "postgresql-$PG_MAJOR" \
+	"postgresql-server-dev-$PG_MAJOR" make gcc || exit 1
 
 version=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)

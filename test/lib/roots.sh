@@ -6,6 +6,23 @@
 # undoes what mount_root did, also after a failure; callers run it from
 # their EXIT trap.
 
+# Install those of the Debian packages $@ that are missing, on this
+# machine (the caller is root).
+apt_install_missing() {
+	local p need=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
+	done
+	[ -n "$need" ] || return 0
+	say "installing:$need"
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null || {
+		echo "installing$need failed" >&2
+		return 1
+	}
+}
+
 MOUNTS=()      # mounted by us, in order
 CUR_ROOT=""    # the root in use, if any
 
