@@ -18,10 +18,11 @@
 #
 # The root comes from the mirror in this machine's apt sources
 # (test/lib/mirror.sh), and gets the same sources for bookworm,
-# bookworm-updates and bookworm-security.  The pristine root is made once and kept
-# under $BG_CACHE/roots/base-bookworm (FRESH_REBUILD=1 makes it again);
-# each run works in a copy of it, which is removed at the end
-# (FRESH_KEEP=1 keeps it).  The .deb files apt downloads are kept in
+# bookworm-updates and bookworm-security.  The pristine root is made once
+# and kept as $BG_CACHE/fresh-roots/base-bookworm (FRESH_REBUILD=1 makes it
+# again); each run works in a copy of it, which is removed at the end
+# (FRESH_KEEP=1 keeps it).  Not under $BG_CACHE/roots/, where test/matrix.sh
+# checks that nothing is left mounted: both may run at once.  The .deb files apt downloads are kept in
 # $BG_CACHE/apt-archives/bookworm and bind-mounted into the root, so a
 # second run downloads nothing; every package is still installed in the
 # root by the scripts themselves.  Logs: $BG_CACHE/logs/fresh-*.log.
@@ -55,7 +56,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 2
 fi
 # kill_in_root, mounts_under, umount_all, mount_root, in_root, remove_root,
-# copy_source_tree, apt_install_missing
+# copy_source_tree, apt_install_missing, make_dev_nodes
 . "$top/test/lib/roots.sh"
 # what the root needs on the host
 apt_install_missing debootstrap git || exit 1
@@ -63,9 +64,9 @@ apt_install_missing debootstrap git || exit 1
 . "$top/test/lib/mirror.sh"
 
 suite=bookworm
-base=$cache/roots/base-$suite
+base=$cache/fresh-roots/base-$suite
 archives=$cache/apt-archives/$suite
-mkdir -p "$cache/roots" "$cache/logs" "$archives/partial"
+mkdir -p "$cache/fresh-roots" "$cache/logs" "$archives/partial"
 MIRROR=$(debian_mirror)
 [ -n "$MIRROR" ] || { echo "test/fresh-root.sh: no Debian mirror in this machine's apt sources" >&2; exit 1; }
 
@@ -137,14 +138,14 @@ if [ "${FRESH_REBUILD:-0}" = 1 ] || ! grep -qx complete=yes "$base/.bloomguard-b
 else
 	base_note="cached pristine root"
 fi
-root=$(mktemp -d "$cache/roots/fresh.XXXXXX")
+root=$(mktemp -d "$cache/fresh-roots/fresh.XXXXXX")
 cp -a "$base/." "$root/"
 rm -f "$root/.bloomguard-base"
 flock -u 8
 
-# what a new machine of this network has: the apt sources of this machine
-# for the release, its -updates and -security suites; a resolver; and what a root needs so
-# that no service starts in it
+# what a new machine of this network has: this machine's apt sources for
+# the release and its -updates and -security suites, a resolver; and what
+# a root needs: no service starts in it, device nodes
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 755 "$root/usr/sbin/policy-rc.d"
 release_sources | awk '{ print "deb", $1, $2, "main" }' >"$root/etc/apt/sources.list"
@@ -153,11 +154,7 @@ release_sources | awk '{ print "deb", $1, $2, "main" }' >"$root/etc/apt/sources.
 echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/90bloomguard-snapshot"
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 cp -L /etc/hosts "$root/etc/hosts" 2>/dev/null || true
-for n in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
-	IFS=: read -r name maj min <<<"$n"
-	[ -c "$root/dev/$name" ] || { rm -f "$root/dev/$name"; mknod -m 666 "$root/dev/$name" c "$maj" "$min"; }
-done
-[ -e "$root/dev/ptmx" ] || ln -s pts/ptmx "$root/dev/ptmx"
+make_dev_nodes "$root"
 
 mount_root "$root" || { echo "mounting in $root failed" >&2; exit 1; }
 mkdir -p "$root/var/cache/apt/archives"

@@ -126,9 +126,13 @@ configure_root() {
 	EOF
 	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 	cp -L /etc/hosts "$root/etc/hosts" 2>/dev/null || true
-	# device nodes the build and the servers need (debootstrap makes them
-	# where it can)
-	local n
+	make_dev_nodes "$root"
+}
+
+# The device nodes the build and the servers need in root $1 (debootstrap
+# makes them where it can).
+make_dev_nodes() {
+	local root=$1 n name maj min
 	for n in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
 		IFS=: read -r name maj min <<<"$n"
 		[ -c "$root/dev/$name" ] || { rm -f "$root/dev/$name"; mknod -m 666 "$root/dev/$name" c "$maj" "$min"; }
