@@ -42,12 +42,43 @@ ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
+# The suites above run in throwaway instances with test/bloomguard.conf
+# (test/run-all.sh: installcheck-regress, installcheck-isolation,
+# installcheck-tap).  Plain `make installcheck` is what a packager runs
+# (pg_buildext installcheck, debian/tests): against the server it is given,
+# which preloads bloomguard and has every other setting at its default, the
+# regression tests that need nothing more.  Left out: attach and coverage
+# (PREPARE TRANSACTION, which needs max_prepared_transactions > 0).
+NO_INSTALLCHECK = 1
+INSTALLCHECK_REGRESS = $(filter-out attach coverage,$(REGRESS))
+
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK =
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The extension's version (bloomguard.control) and the distribution's
+# (PGXN wants three parts: 1.1 is 1.1.0).
+EXTVERSION := $(shell sed -n "s/^default_version = '\\(.*\\)'/\\1/p" $(srcdir)/bloomguard.control)
+DISTVERSION = $(EXTVERSION).0
+
+.PHONY: installcheck dist meta
+installcheck:
+	$(pg_regress_installcheck) --dbname=$(CONTRIB_TESTDB) $(INSTALLCHECK_REGRESS)
+
+# META.json's versions from bloomguard.control (after a new extension
+# version; debian/changelog needs its own entry: dch -v X.Y.0-1)
+meta:
+	python3 $(srcdir)/test/check-meta.py $(srcdir) --update
+
+# bloomguard-X.Y.0.zip for PGXN, from the committed tree; META.json must
+# name the same version (test/check-meta.py checks it and the rest)
+dist:
+	python3 $(srcdir)/test/check-meta.py $(srcdir)
+	git -C $(srcdir) archive --format zip --prefix=bloomguard-$(DISTVERSION)/ -o $(CURDIR)/bloomguard-$(DISTVERSION).zip HEAD
+	python3 $(srcdir)/test/check-meta.py $(srcdir) --zip $(CURDIR)/bloomguard-$(DISTVERSION).zip
 
 # One suite at a time, so that a failing suite does not hide the others.
 .PHONY: installcheck-regress installcheck-isolation installcheck-tap

@@ -3,15 +3,32 @@
 # missing, builds, starts a throwaway cluster with the extension preloaded,
 # and shows the guard working on a file-hash lookup workload: a table of file
 # hashes where 80% of the lookups ask for hashes that are not there.
+#
+#   bash test/demo.sh                    # build and install from this tree
+#   DEMO_INSTALLED=1 bash test/demo.sh   # use the installed extension (a
+#                                        # package): build and install nothing
+#   DEMO_ROWS=N DEMO_SECONDS=S           # table size, seconds per run
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib/common.sh"
 
+if [ "${DEMO_INSTALLED:-0}" = 1 ]; then
+	if [ ! -f "$PG_PKGLIBDIR/bloomguard.so" ] || [ ! -f "$PG_SHAREDIR/extension/bloomguard.control" ]; then
+		echo "DEMO_INSTALLED=1, but bloomguard is not installed for $PG_CONFIG" \
+			"(no $PG_PKGLIBDIR/bloomguard.so or $PG_SHAREDIR/extension/bloomguard.control)" >&2
+		exit 1
+	fi
+fi
 if [ "$(id -u)" = 0 ]; then
-	bg_install_deps
-	bg_build_install "$top"
+	if [ "${DEMO_INSTALLED:-0}" = 1 ]; then
+		bg_log "using the installed bloomguard ($PG_PKGLIBDIR/bloomguard.so)"
+		bg_ensure_postgres_user
+	else
+		bg_install_deps
+		bg_build_install "$top"
+	fi
 	work=$(bg_copy_for_postgres "$top")
-	exec su postgres -s /bin/bash -c "PG_CONFIG='$PG_CONFIG' '$work/test/demo.sh' --as-postgres"
+	exec su postgres -s /bin/bash -c "cd '$work' && PG_CONFIG='$PG_CONFIG' DEMO_ROWS='${DEMO_ROWS:-}' DEMO_SECONDS='${DEMO_SECONDS:-}' '$work/test/demo.sh' --as-postgres"
 fi
 
 ROWS=${DEMO_ROWS:-200000}

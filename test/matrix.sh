@@ -79,59 +79,9 @@ fi
 tmp=$(mktemp -d /tmp/bloomguard-matrix.XXXXXX)
 
 # ------------------------------------------------------------ mounts
-MOUNTS=()      # mounted by us, in order
-CUR_ROOT=""    # the root in use, if any
-
-# Kill what still runs inside root $1 (a server a failed test left behind):
-# only processes whose root directory is that root, by pid.
-kill_in_root() {
-	local root=$1 sig pid r left
-	for sig in TERM KILL; do
-		left=0
-		for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-			r=$(readlink "/proc/$pid/root" 2>/dev/null) || continue
-			if [ "$r" = "$root" ]; then
-				kill -s "$sig" "$pid" 2>/dev/null && left=1
-			fi
-		done
-		[ "$left" = 0 ] && return 0
-		sleep 2
-	done
-}
-
-# Everything mounted at or below $1, deepest first.
-mounts_under() {
-	awk -v p="$1" '{ gsub(/\\040/, " ", $2); if ($2 == p || index($2, p "/") == 1) print $2 }' /proc/mounts | sort -r
-}
-
-umount_all() {
-	local i m
-	[ -n "$CUR_ROOT" ] && kill_in_root "$CUR_ROOT"
-	for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-		m=${MOUNTS[$i]}
-		if mountpoint -q "$m"; then
-			umount "$m" 2>/dev/null || { sleep 1; umount "$m" 2>/dev/null; } ||
-				{ say "umount $m failed; detaching it"; umount -l "$m"; }
-		fi
-	done
-	MOUNTS=()
-	CUR_ROOT=""
-}
-
-mount_root() {
-	local root=$1 m
-	CUR_ROOT=$root
-	# left by a run that was killed before it could clean up
-	kill_in_root "$root"
-	for m in $(mounts_under "$root"); do
-		say "unmounting $m, left by an earlier run"
-		umount "$m" || umount -l "$m"
-	done
-	mkdir -p "$root/proc" "$root/dev/pts" "$root/dev/shm"
-	mount -t proc proc "$root/proc" && MOUNTS+=("$root/proc") || return 1
-	mount --bind /dev/pts "$root/dev/pts" && MOUNTS+=("$root/dev/pts") || return 1
-	mount -t tmpfs -o mode=1777,nosuid,nodev,size=2g tmpfs "$root/dev/shm" && MOUNTS+=("$root/dev/shm") || return 1
-}
+# kill_in_root, mounts_under, umount_all, mount_root, in_root, remove_root,
+# configure_root, copy_source_tree
+. "$top/test/lib/roots.sh"
 
 cleanup() {
 	local rc=$? left
@@ -214,64 +164,6 @@ find_suite() {
 }
 
 # ------------------------------------------------------------ roots
-in_root() { # root, command...
-	local root=$1
-	shift
-	chroot "$root" /usr/bin/env -i \
-		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "$@"
-}
-
-remove_root() {
-	local root=$1
-	if [ -n "$(mounts_under "$root")" ]; then
-		say "not removing $root: something is mounted in it"
-		return 1
-	fi
-	rm -rf --one-file-system "$root"
-}
-
-# The files that make a root safe and quiet before any PostgreSQL package
-# goes in, and the apt sources for suite $2.
-configure_root() {
-	local root=$1 suite=$2 base=${2%-backports}
-	# no service starts inside the root, and no main cluster is created
-	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
-	chmod 755 "$root/usr/sbin/policy-rc.d"
-	mkdir -p "$root/etc/postgresql-common"
-	echo 'create_main_cluster = false' >"$root/etc/postgresql-common/createcluster.conf"
-	{
-		echo "deb $MIRROR $base main"
-		[ "$base" != "$suite" ] && echo "deb $MIRROR $suite main"
-	} >"$root/etc/apt/sources.list"
-	cat >"$root/etc/apt/apt.conf.d/90bloomguard" <<-'EOF'
-		// a test root: no recommends, no translations; a mirror that is a
-		// dated snapshot serves testing/unstable Release files past their
-		// Valid-Until, which the signatures still cover
-		APT::Install-Recommends "false";
-		APT::Install-Suggests "false";
-		Acquire::Languages "none";
-		Acquire::Check-Valid-Until "false";
-		Dpkg::Use-Pty "false";
-	EOF
-	cat >"$root/etc/dpkg/dpkg.cfg.d/90bloomguard-nodoc" <<-'EOF'
-		path-exclude=/usr/share/doc/*
-		path-exclude=/usr/share/man/*
-		path-exclude=/usr/share/info/*
-		path-exclude=/usr/share/locale/*
-	EOF
-	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-	cp -L /etc/hosts "$root/etc/hosts" 2>/dev/null || true
-	# device nodes the build and the servers need (debootstrap makes them
-	# where it can)
-	local n
-	for n in null:1:3 zero:1:5 full:1:7 random:1:8 urandom:1:9 tty:5:0; do
-		IFS=: read -r name maj min <<<"$n"
-		[ -c "$root/dev/$name" ] || { rm -f "$root/dev/$name"; mknod -m 666 "$root/dev/$name" c "$maj" "$min"; }
-	done
-	[ -e "$root/dev/ptmx" ] || ln -s pts/ptmx "$root/dev/ptmx"
-}
-
 # Install (or upgrade to the suite's current) packages for version $2 in
 # root $1; refresh the apt lists first when they are older than 6 hours.
 install_in_root() {
@@ -342,12 +234,7 @@ setup_root() {
 copy_tree() {
 	local root=$1
 	rm -rf --one-file-system "$root/build/bloomguard" "$root"/tmp/bloomguard.* "$root"/tmp/bgbench*
-	mkdir -p "$root/build/bloomguard"
-	tar -C "$top" --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-		--exclude=./tmp_check --exclude=./tmp_check_iso --exclude=./results --exclude=./output_iso \
-		--exclude=./log --exclude=./regression.diffs --exclude=./regression.out \
-		--exclude=./test/bench/out --exclude=./demo-out -cf - . |
-		tar -C "$root/build/bloomguard" -xf - || return 1
+	copy_source_tree "$top" "$root/build/bloomguard" || return 1
 	in_root "$root" chown -R postgres:postgres /build/bloomguard
 }
 

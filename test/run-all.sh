@@ -9,6 +9,8 @@
 #   PG_MAJOR=17 test/run-all.sh      # another Debian-packaged version
 #   PG_CONFIG=/path/to/pg_config test/run-all.sh   # any installation
 #   test/run-all.sh --no-bench       # without the benchmark smoke run
+#   BG_PACKAGE=0 test/run-all.sh     # without the Debian package suite
+#                                    # (test/package.sh; root only)
 #   test/run-all.sh --all-versions   # 15 here, 17 and 18 in Debian roots
 #                                    # (test/matrix.sh)
 set -uo pipefail
@@ -68,8 +70,9 @@ run_suite() {
 }
 
 # the house rules the compiler does not check: no circles between the
-# files of src/, a comment above every function (test/check-layers.py)
-run_suite layers "python3 test/check-layers.py"
+# files of src/, a comment above every function (test/check-layers.py);
+# META.json valid for PGXN and at the extension's version (test/check-meta.py)
+run_suite layers "python3 test/check-layers.py && python3 test/check-meta.py ."
 # the regression and isolation runs' server logs may hold no warning or
 # error their expected output does not show (test/check-logs.pl); each TAP
 # test checks its own nodes' logs (test/lib/BloomGuard/Test.pm)
@@ -78,6 +81,36 @@ run_suite regress "make -s PG_CONFIG='$PG_CONFIG' installcheck-regress &&
 run_suite isolation "make -s PG_CONFIG='$PG_CONFIG' installcheck-isolation &&
 	perl test/check-logs.pl output_iso/log/postmaster.log test/isolation/expected"
 run_suite tap "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap"
+# the Debian package (test/package.sh): built for this PostgreSQL, then
+# installed in a new minimal Debian 12 root, with the demo and the
+# package's autopkgtest run there.  Only as root, with Debian's own
+# PostgreSQL, and not inside a chroot (test/matrix.sh's and
+# test/fresh-root.sh's roots: a root would have to be made inside a root);
+# BG_PACKAGE=0 leaves it out
+package_skip=""
+if [ "${BG_PACKAGE:-1}" = 0 ]; then
+	package_skip="BG_PACKAGE=0"
+elif [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ] || ! bg_pg_is_debian; then
+	package_skip="needs root, Debian and Debian's PostgreSQL"
+else
+	ischroot
+	[ $? = 1 ] || package_skip="inside a chroot"
+fi
+if [ -z "$package_skip" ]; then
+	bg_log "suite: package"
+	# nocheck: the build's own run of the regression tests (dh_pgxs_test)
+	# is the same as the autopkgtest's in the root, against the installed
+	# package
+	if DEB_BUILD_OPTIONS=${DEB_BUILD_OPTIONS:-nocheck} DEMO_ROWS=${DEMO_ROWS:-50000} \
+		DEMO_SECONDS=${DEMO_SECONDS:-1} bash "$top/test/package.sh"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failed_names="$failed_names package"
+	fi
+else
+	bg_log "suite: package not run ($package_skip)"
+fi
 if [ "$bench" = 1 ] && [ -x "$work/test/bench/run.sh" ]; then
 	run_suite bench-smoke "BENCH_SMOKE=1 test/bench/run.sh"
 fi
