@@ -481,6 +481,78 @@ SELECT explain_guard('EXECUTE ad_get(500)', true);
 SELECT bloomguard_rebuild('ad');
 SELECT explain_guard('EXECUTE ad_get(500)', true);
 
+-- 8b. The wrapped scan's start-up is skipped while no scan needs it
+-- (guardscan.c): EXPLAIN ANALYZE shows "Index Scan Skipped" and no index
+-- scan node.  A generic plan (pl_get, force_generic_plan above): absent,
+-- present, absent again, each execution starting the executor anew
+SELECT explain_guard('EXECUTE pl_get(49)', true);
+SELECT explain_guard('EXECUTE pl_get(48)', true);
+SELECT explain_guard('EXECUTE pl_get(51)', true);
+EXECUTE pl_get(48);
+EXECUTE pl_get(49);
+-- plain EXPLAIN still initialises and shows the index scan
+SELECT explain_guard('EXECUTE pl_get(49)');
+-- a filter condition of the wrapped scan's own: started at once, skipped or not
+PREPARE pl_get_v(bigint, text) AS SELECT id FROM pl WHERE id = $1 AND note = $2;
+SELECT explain_guard('EXECUTE pl_get_v(49, ''n24'')', true);
+EXECUTE pl_get_v(48, 'n24');
+-- a nested loop's inner side: started at the first rescan whose key the
+-- filter does not rule out (the first 10 outer keys are absent), then kept
+CREATE TABLE lazy_outer (ord int, id bigint);
+INSERT INTO lazy_outer SELECT g, CASE WHEN g <= 10 THEN 2 * g + 1 ELSE 2 * g END
+  FROM generate_series(1, 14) g;
+ANALYZE lazy_outer;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT explain_guard('SELECT o.ord, pl.v FROM lazy_outer o JOIN pl ON pl.id = o.id ORDER BY o.ord', true);
+SELECT o.ord, pl.v FROM lazy_outer o JOIN pl ON pl.id = o.id ORDER BY o.ord;
+-- every outer key absent: the inner scan is never started
+DELETE FROM lazy_outer WHERE ord > 10;
+SELECT explain_guard('SELECT o.ord, pl.v FROM lazy_outer o JOIN pl ON pl.id = o.id', true);
+-- a scroll cursor over a skipped scan, and over one started late by a rescan
+BEGIN;
+DECLARE lazy_cur SCROLL CURSOR FOR SELECT id FROM pl WHERE id = 49;
+FETCH ALL FROM lazy_cur;
+FETCH BACKWARD ALL FROM lazy_cur;
+FETCH ABSOLUTE 1 FROM lazy_cur;
+MOVE ABSOLUTE 0 IN lazy_cur;
+FETCH ALL FROM lazy_cur;
+DECLARE lazy_cur2 SCROLL CURSOR FOR
+  SELECT o.ord, pl.id FROM (VALUES (1, 49::bigint), (2, 48), (3, 51), (4, 50)) o(ord, id)
+    JOIN pl ON pl.id = o.id ORDER BY o.ord;
+FETCH 1 FROM lazy_cur2;
+FETCH ALL FROM lazy_cur2;
+FETCH BACKWARD ALL FROM lazy_cur2;
+FETCH RELATIVE 2 FROM lazy_cur2;
+FETCH PRIOR FROM lazy_cur2;
+COMMIT;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+-- plans made again between executions: the guard detached (no node), a
+-- column added (the plan is made again with the node), a rebuild
+PREPARE lazy_ad(int) AS SELECT count(*) FROM ad WHERE id = $1;
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+SELECT bloomguard_detach('ad');
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+SELECT bloomguard_attach('ad', 100000, 1e-9);
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+ALTER TABLE ad ADD COLUMN extra int;
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+EXECUTE lazy_ad(5);
+SELECT bloomguard_rebuild('ad');
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+EXECUTE lazy_ad(5);
+-- within one transaction: the key changed under a cached plan
+BEGIN;
+ALTER TABLE ad DROP CONSTRAINT ad_pkey;
+EXECUTE lazy_ad(500);
+EXECUTE lazy_ad(5);
+ROLLBACK;
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+DEALLOCATE lazy_ad;
+DEALLOCATE pl_get_v;
+DROP TABLE lazy_outer;
+
 -- 9. DROP EXTENSION with cached plans: in the dropping transaction they are
 -- made again and fall back; afterwards they have no node; no error, the
 -- right rows
