@@ -553,6 +553,42 @@ DEALLOCATE lazy_ad;
 DEALLOCATE pl_get_v;
 DROP TABLE lazy_outer;
 
+-- 8c. Costs: a nested loop whose inner side is the node costs exactly what
+-- it costs with the plain index scan, so the planner picks the plans it
+-- picks without bloomguard.  The node wraps a parameterized scan only
+-- after the join is costed: costsize.c's cheap costing of the inner side
+-- of semi, anti and unique joins accepts index scans, never a custom scan.
+-- wide: 40000 distinct keys, of which pl holds a quarter, so the planner
+-- expects most outer rows to find no match
+CREATE TABLE wide (id bigint);
+INSERT INTO wide SELECT g FROM generate_series(1, 40000) g;
+ANALYZE wide;
+CREATE FUNCTION pg_temp.plan_cost(q text) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->'Plan'->>'Total Cost')::numeric;
+END $$;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET max_parallel_workers_per_gather = 0;
+CREATE TEMP TABLE costs (q text, off_cost numeric, on_cost numeric);
+INSERT INTO costs (q) VALUES
+  ('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)'),
+  ('SELECT count(*) FROM wide w WHERE EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)'),
+  ('SELECT count(*) FROM wide w JOIN pl ON pl.id = w.id');
+SET bloomguard.transparent = off;
+UPDATE costs SET off_cost = pg_temp.plan_cost(q);
+RESET bloomguard.transparent;
+UPDATE costs SET on_cost = pg_temp.plan_cost(q);
+SELECT q, on_cost = off_cost AS same_cost, p.node
+  FROM costs, LATERAL path_vs_plain(q) p ORDER BY q;
+SELECT explain_guard('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)');
+RESET max_parallel_workers_per_gather;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+DROP TABLE wide, costs;
+
 -- 9. DROP EXTENSION with cached plans: in the dropping transaction they are
 -- made again and fall back; afterwards they have no node; no error, the
 -- right rows

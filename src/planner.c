@@ -52,6 +52,7 @@
 #include "access/table.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -67,6 +68,7 @@
 #include "bloomguard.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
 
 static Plan *bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel,
 								CustomPath *best_path, List *tlist,
@@ -221,48 +223,209 @@ bg_rel_has_security_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte
 }
 
 /*
- * set_rel_pathlist_hook: wrap the primary key index paths of a guarded
- * table (see the file header).
+ * May the primary key index paths of rel, a relation of root's query, be
+ * wrapped (see the file header)?  Returns its key description, pinned
+ * (release it with bg_keyinfo_release()), or NULL.
+ */
+static BgKeyInfo *
+bg_rel_guardable(PlannerInfo *root, RelOptInfo *rel)
+{
+	RangeTblEntry *rte;
+	Relation	relation;
+	BgKeyInfo  *info;
+	BgSlotRef	ref = BG_SLOT_REF_INIT;
+
+	if (!bg_transparent || !bg_loaded() || rel->reloptkind == RELOPT_JOINREL ||
+		rel->relid == 0 ||
+		(rel->reloptkind != RELOPT_BASEREL &&
+		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL))
+		return NULL;
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		rte->inh || bg_rel_has_security_quals(root, rel, rte) ||
+		!bg_slot_find(rte->relid, &ref))
+		return NULL;
+
+	/* the planner holds a lock on every relation it plans */
+	relation = table_open(rte->relid, NoLock);
+	info = bg_keyinfo_acquire(relation);
+	if (info->desc == NULL || !info->desc->hashable ||
+		bg_rls_applies(relation, true))
+	{
+		bg_keyinfo_release(info);
+		info = NULL;
+	}
+	table_close(relation, NoLock);
+	return info;
+}
+
+/*
+ * set_rel_pathlist_hook: wrap the unparameterized primary key index paths
+ * of a guarded table (see the file header); parameterized ones are wrapped
+ * in the join paths that use them, once those are costed.
  */
 static void
 bg_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					RangeTblEntry *rte)
 {
-	Relation	relation;
 	BgKeyInfo  *info;
-	BgSlotRef	ref = BG_SLOT_REF_INIT;
 	ListCell   *lc;
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 
-	if (!bg_transparent || !bg_loaded() ||
-		rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
-		rte->inh || bg_rel_has_security_quals(root, rel, rte) ||
-		(rel->reloptkind != RELOPT_BASEREL &&
-		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
-		!bg_slot_find(rte->relid, &ref))
+	if ((info = bg_rel_guardable(root, rel)) == NULL)
 		return;
-
-	/* the planner holds a lock on every relation it plans */
-	relation = table_open(rte->relid, NoLock);
-	info = bg_keyinfo_acquire(relation);
-	if (info->desc != NULL && info->desc->hashable &&
-		!bg_rls_applies(relation, true))
+	foreach(lc, rel->pathlist)
 	{
-		foreach(lc, rel->pathlist)
-		{
-			Path	   *path = (Path *) lfirst(lc);
-			BgPathKey	pk;
+		Path	   *path = (Path *) lfirst(lc);
+		BgPathKey	pk;
 
-			if (IsA(path, IndexPath) &&
-				(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan) &&
-				bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
-				lfirst(lc) = bg_guard_path(rel, (IndexPath *) path);
-		}
+		if (IsA(path, IndexPath) && path->param_info == NULL &&
+			(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan) &&
+			bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
+			lfirst(lc) = bg_guard_path(rel, (IndexPath *) path);
 	}
 	bg_keyinfo_release(info);
-	table_close(relation, NoLock);
+}
+
+/* A flat copy of a path node of size bytes, no longer parallel safe. */
+static Path *
+bg_path_copy(Path *path, Size size)
+{
+	Path	   *copy = palloc(size);
+
+	memcpy(copy, path, size);
+	copy->parallel_safe = false;
+	return copy;
+}
+
+/*
+ * The path with the parameterized primary key index paths of guarded
+ * tables below it wrapped, through the join, memoize, material and
+ * (non-parallel) append paths above them; path itself if none is.  Paths
+ * are shared (a base relation's index path by every join that uses it, an
+ * append or memoize path perhaps by a partial path too), so every path on
+ * the way is copied, never changed, and the copies are not parallel safe.
+ */
+static Path *
+bg_wrap_inner_paths(PlannerInfo *root, Path *path)
+{
+	Path	   *copy = NULL;
+	ListCell   *lc;
+
+	check_stack_depth();
+	switch (nodeTag(path))
+	{
+		case T_IndexPath:
+			if (path->param_info != NULL &&
+				(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan))
+			{
+				BgKeyInfo  *info = bg_rel_guardable(root, path->parent);
+				BgPathKey	pk;
+
+				if (info != NULL)
+				{
+					if (bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
+						copy = (Path *) bg_guard_path(path->parent, (IndexPath *) path);
+					bg_keyinfo_release(info);
+				}
+			}
+			break;
+		case T_NestPath:
+		case T_MergePath:
+		case T_HashPath:
+			{
+				JoinPath   *jp = (JoinPath *) path;
+				Path	   *outer = bg_wrap_inner_paths(root, jp->outerjoinpath);
+				Path	   *inner = bg_wrap_inner_paths(root, jp->innerjoinpath);
+
+				if (outer == jp->outerjoinpath && inner == jp->innerjoinpath)
+					break;
+				copy = bg_path_copy(path, IsA(path, NestPath) ? sizeof(NestPath) :
+									IsA(path, MergePath) ? sizeof(MergePath) :
+									sizeof(HashPath));
+				((JoinPath *) copy)->outerjoinpath = outer;
+				((JoinPath *) copy)->innerjoinpath = inner;
+				break;
+			}
+		case T_MemoizePath:
+			{
+				Path	   *sub = bg_wrap_inner_paths(root, ((MemoizePath *) path)->subpath);
+
+				if (sub == ((MemoizePath *) path)->subpath)
+					break;
+				copy = bg_path_copy(path, sizeof(MemoizePath));
+				((MemoizePath *) copy)->subpath = sub;
+				break;
+			}
+		case T_MaterialPath:
+			{
+				Path	   *sub = bg_wrap_inner_paths(root, ((MaterialPath *) path)->subpath);
+
+				if (sub == ((MaterialPath *) path)->subpath)
+					break;
+				copy = bg_path_copy(path, sizeof(MaterialPath));
+				((MaterialPath *) copy)->subpath = sub;
+				break;
+			}
+		case T_AppendPath:
+		case T_MergeAppendPath:
+			{
+				List	   *subpaths = IsA(path, AppendPath) ?
+					((AppendPath *) path)->subpaths : ((MergeAppendPath *) path)->subpaths;
+				List	   *newsubs = NIL;
+				bool		changed = false;
+
+				/* a parallel append runs under a Gather */
+				if (path->parallel_aware)
+					break;
+				foreach(lc, subpaths)
+				{
+					Path	   *sub = bg_wrap_inner_paths(root, (Path *) lfirst(lc));
+
+					changed |= sub != (Path *) lfirst(lc);
+					newsubs = lappend(newsubs, sub);
+				}
+				if (!changed)
+					break;
+				if (IsA(path, AppendPath))
+				{
+					copy = bg_path_copy(path, sizeof(AppendPath));
+					((AppendPath *) copy)->subpaths = newsubs;
+				}
+				else
+				{
+					copy = bg_path_copy(path, sizeof(MergeAppendPath));
+					((MergeAppendPath *) copy)->subpaths = newsubs;
+				}
+				break;
+			}
+		default:
+			/* custom, gather (parallel below), bitmap and other paths */
+			break;
+	}
+	return copy ? copy : path;
+}
+
+/*
+ * set_join_pathlist_hook: in the join's paths, now costed, wrap the
+ * parameterized primary key index scans they use (see the file header).
+ * Partial paths are left alone: the node is not parallel safe.
+ */
+static void
+bg_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+					 RelOptInfo *innerrel, JoinType jointype,
+					 JoinPathExtraData *extra)
+{
+	ListCell   *lc;
+
+	if (prev_set_join_pathlist_hook)
+		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+	if (!bg_transparent || !bg_loaded())
+		return;
+	foreach(lc, joinrel->pathlist)
+		lfirst(lc) = bg_wrap_inner_paths(root, (Path *) lfirst(lc));
 }
 
 /*
@@ -309,4 +472,6 @@ bg_planner_init(void)
 {
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = bg_set_rel_pathlist;
+	prev_set_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = bg_set_join_pathlist;
 }
