@@ -4,12 +4,14 @@
  *	  The planner path: ordinary WHERE pk = ... queries take the guard's
  *	  shortcut.
  *
- * After the planner has made a guarded table's paths (set_rel_pathlist_hook),
- * every index scan or index-only scan of its primary key index whose index
- * conditions fix every key column by equality to a value known at execution
- * time (a Const, a Param, an outer Var of a parameterized path, any
- * expression the index scan itself evaluates per scan) is wrapped in a
- * CustomScan, "BloomGuard" (guardscan.c).  At execution the wrapper
+ * Every index scan or index-only scan of a guarded table's primary key
+ * index whose index conditions fix every key column by equality to a value
+ * known at execution time (a Const, a Param, an outer Var of a
+ * parameterized path, any expression the index scan itself evaluates per
+ * scan) is wrapped in a CustomScan, "BloomGuard" (guardscan.c): an
+ * unparameterized one after the planner has made the table's paths
+ * (set_rel_pathlist_hook), a parameterized one in each join path that uses
+ * it, once that is costed (set_join_pathlist_hook).  At execution the wrapper
  * evaluates the key values, asks the filter, and returns nothing when it
  * says absent; otherwise it runs the wrapped scan unchanged.
  * "pk = ANY (array)" is not wrapped: handing the wrapped scan a filtered
@@ -24,7 +26,17 @@
  * lower would change which plans the planner picks on a guess, and could
  * make hits, which still pay the full scan, slower; at equal cost every
  * plan choice stays the one the planner would have made, with the filter
- * check added under it.
+ * check added under it.  That is why parameterized scans are wrapped only
+ * in costed join paths: final_cost_nestloop() costs the inner side of a
+ * semi, anti or unique join cheaply only when it is an index scan
+ * (has_indexed_join_quals() accepts no custom scan), and a wrapper in the
+ * table's own path list made every such nested loop dearer by
+ * cpu_tuple_cost per outer row it expected to find no match.  The join
+ * paths' own path trees are shared (an index path by every join that uses
+ * it, an append or memoize path perhaps by a partial path), so they are
+ * copied on the way to a wrapped scan, never changed, and partial paths
+ * are left as they are: a parallel nested loop the planner prefers keeps
+ * its plain index scan.
  *
  * Paths are wrapped only where the shortcut can be right:
  *	- the table is guarded (it has a slot; attach, detach, rebuild and the
