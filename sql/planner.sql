@@ -589,6 +589,30 @@ RESET enable_hashjoin;
 RESET enable_mergejoin;
 DROP TABLE wide, costs;
 
+-- 8d. bloomguard.shortcut_costing (off by default): the node costs a probe
+-- plus the index scan's cost times the share of the guard's checks the
+-- filter did not answer, once it has counted 1000.  Traffic pinned here:
+-- 999 checks of absent keys (too few: costed as the index scan), then one
+-- more (share 0.999: 43, deleted above, is still in the filter); shown:
+-- whether the plan has the node, and a nested loop (16 and later may hash
+-- either side of the anti-join)
+CREATE TABLE wide (id bigint);
+INSERT INTO wide SELECT 2 * g + 1 FROM generate_series(1, 5000) g;
+ANALYZE wide;
+SELECT bloomguard_reset_stats('pl');
+SELECT count(*) FILTER (WHERE guarded_exists('pl', 2 * g + 1)) FROM generate_series(1, 999) g;
+SET bloomguard.shortcut_costing = on;
+SELECT count(*) FILTER (WHERE l ~ 'BloomGuard') AS guards, bool_or(l ~ 'Nested Loop') AS nested_loop
+  FROM explain_guard('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)') l;
+SELECT count(*) FILTER (WHERE guarded_exists('pl', 1::bigint)) FROM generate_series(1, 1);
+SELECT count(*) FILTER (WHERE l ~ 'BloomGuard') AS guards, bool_or(l ~ 'Nested Loop') AS nested_loop
+  FROM explain_guard('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)') l;
+SELECT * FROM path_vs_plain('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)');
+RESET bloomguard.shortcut_costing;
+SELECT count(*) FILTER (WHERE l ~ 'BloomGuard') AS guards, bool_or(l ~ 'Nested Loop') AS nested_loop
+  FROM explain_guard('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)') l;
+DROP TABLE wide;
+
 -- 9. DROP EXTENSION with cached plans: in the dropping transaction they are
 -- made again and fall back; afterwards they have no node; no error, the
 -- right rows

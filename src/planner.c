@@ -69,11 +69,13 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/paramassign.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "parser/parsetree.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -81,6 +83,12 @@
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
+
+/* bloomguard.shortcut_costing (see bg_shortcut_share()) */
+static bool bg_shortcut_costing = false;
+
+/* lookups a guard must have counted before its share is used for costing */
+#define BG_SHARE_MIN_CHECKS 1000
 
 static Plan *bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel,
 								CustomPath *best_path, List *tlist,
@@ -183,13 +191,37 @@ bg_path_fixes_key(IndexPath *ipath, const BgKeyDesc *desc, BgPathKey *pk)
 }
 
 /*
- * A BloomGuard path wrapping ipath, with ipath's cost and shape.  It keeps
- * nothing of its own: the key values are read from the wrapped path when
- * the plan is made, after any reparameterization (partitionwise joins) has
- * adjusted it.
+ * The share of a guarded table's key checks that its filter answered
+ * alone, for bloomguard.shortcut_costing: shortcuts / checks of its
+ * counters since they were last reset (bloomguard_health), or 0 (cost as
+ * the index scan) while the setting is off or fewer than
+ * BG_SHARE_MIN_CHECKS checks were counted.
+ */
+static double
+bg_shortcut_share(Oid relid)
+{
+	BgSlotCopy	copy;
+	uint64		checks;
+
+	if (!bg_shortcut_costing || !bg_slot_copy_rel(relid, &copy))
+		return 0.0;
+	checks = copy.counters[BG_COUNT_SHORTCUT] + copy.counters[BG_COUNT_SOURCE_LOOKUP] +
+		copy.counters[BG_COUNT_FALLBACK];
+	if (checks < BG_SHARE_MIN_CHECKS)
+		return 0.0;
+	return (double) copy.counters[BG_COUNT_SHORTCUT] / (double) checks;
+}
+
+/*
+ * A BloomGuard path wrapping ipath, with ipath's shape.  Its cost is
+ * ipath's, or with a shortcut share (bg_shortcut_share()) a filter probe
+ * plus the share's complement of ipath's, start-up and run alike (a key
+ * the filter rules out skips the index descent too).  It keeps nothing of
+ * its own: the key values are read from the wrapped path when the plan is
+ * made, after any reparameterization (partitionwise joins) has adjusted it.
  */
 static CustomPath *
-bg_guard_path(RelOptInfo *rel, IndexPath *ipath)
+bg_guard_path(RelOptInfo *rel, IndexPath *ipath, double share)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 
@@ -203,6 +235,14 @@ bg_guard_path(RelOptInfo *rel, IndexPath *ipath)
 	cpath->path.rows = ipath->path.rows;
 	cpath->path.startup_cost = ipath->path.startup_cost;
 	cpath->path.total_cost = ipath->path.total_cost;
+	if (share > 0.0)
+	{
+		/* hashing the key and reading one block of the filter */
+		cpath->path.startup_cost = 2 * cpu_operator_cost +
+			(1.0 - share) * ipath->path.startup_cost;
+		cpath->path.total_cost = cpath->path.startup_cost +
+			(1.0 - share) * (ipath->path.total_cost - ipath->path.startup_cost);
+	}
 	cpath->path.pathkeys = ipath->path.pathkeys;
 	/* btree scans (every primary key) go backward and mark and restore */
 	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
@@ -281,6 +321,7 @@ bg_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					RangeTblEntry *rte)
 {
 	BgKeyInfo  *info;
+	double		share;
 	ListCell   *lc;
 
 	if (prev_set_rel_pathlist_hook)
@@ -288,15 +329,17 @@ bg_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 
 	if ((info = bg_rel_guardable(root, rel)) == NULL)
 		return;
+	share = bg_shortcut_share(rte->relid);
 	foreach(lc, rel->pathlist)
 	{
 		Path	   *path = (Path *) lfirst(lc);
 		BgPathKey	pk;
 
-		if (IsA(path, IndexPath) && path->param_info == NULL &&
+		/* a discounted path must be in the list before joins are costed */
+		if (IsA(path, IndexPath) && (path->param_info == NULL || share > 0.0) &&
 			(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan) &&
 			bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
-			lfirst(lc) = bg_guard_path(rel, (IndexPath *) path);
+			lfirst(lc) = bg_guard_path(rel, (IndexPath *) path, share);
 	}
 	bg_keyinfo_release(info);
 }
@@ -339,7 +382,7 @@ bg_wrap_inner_paths(PlannerInfo *root, Path *path)
 				if (info != NULL)
 				{
 					if (bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
-						copy = (Path *) bg_guard_path(path->parent, (IndexPath *) path);
+						copy = (Path *) bg_guard_path(path->parent, (IndexPath *) path, 0.0);
 					bg_keyinfo_release(info);
 				}
 			}
@@ -486,4 +529,16 @@ bg_planner_init(void)
 	set_rel_pathlist_hook = bg_set_rel_pathlist;
 	prev_set_join_pathlist_hook = set_join_pathlist_hook;
 	set_join_pathlist_hook = bg_set_join_pathlist;
+
+	DefineCustomBoolVariable("bloomguard.shortcut_costing",
+							 "Costs the planner path by the share of lookups the filter answers alone.",
+							 "When on, a BloomGuard scan costs a filter probe plus the index scan's "
+							 "cost times the share of the guard's key checks that the filter did not "
+							 "answer, counted since its statistics were last reset. Off: the index "
+							 "scan's cost, and the plans the planner picks without bloomguard.",
+							 &bg_shortcut_costing,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 }
