@@ -287,8 +287,7 @@ bg_rel_guardable(PlannerInfo *root, RelOptInfo *rel)
 	BgKeyInfo  *info;
 	BgSlotRef	ref = BG_SLOT_REF_INIT;
 
-	if (!bg_transparent || !bg_loaded() || rel->reloptkind == RELOPT_JOINREL ||
-		rel->relid == 0 ||
+	if (!bg_transparent || !bg_loaded() ||
 		(rel->reloptkind != RELOPT_BASEREL &&
 		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL))
 		return NULL;
