@@ -356,8 +356,9 @@ bg_path_copy(Path *path, Size size)
 
 /*
  * The path with the parameterized primary key index paths of guarded
- * tables below it wrapped, through the join, memoize, material and
- * (non-parallel) append paths above them; path itself if none is.  Paths
+ * tables below it wrapped, through the join, memoize and (non-parallel)
+ * append paths above them (the planner materializes no parameterized
+ * path); path itself if none is.  Paths
  * are shared (a base relation's index path by every join that uses it, an
  * append or memoize path perhaps by a partial path too), so every path on
  * the way is copied, never changed, and the copies are not parallel safe.
@@ -411,16 +412,6 @@ bg_wrap_inner_paths(PlannerInfo *root, Path *path)
 					break;
 				copy = bg_path_copy(path, sizeof(MemoizePath));
 				((MemoizePath *) copy)->subpath = sub;
-				break;
-			}
-		case T_MaterialPath:
-			{
-				Path	   *sub = bg_wrap_inner_paths(root, ((MaterialPath *) path)->subpath);
-
-				if (sub == ((MaterialPath *) path)->subpath)
-					break;
-				copy = bg_path_copy(path, sizeof(MaterialPath));
-				((MaterialPath *) copy)->subpath = sub;
 				break;
 			}
 		case T_AppendPath:
