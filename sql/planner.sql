@@ -481,6 +481,138 @@ SELECT explain_guard('EXECUTE ad_get(500)', true);
 SELECT bloomguard_rebuild('ad');
 SELECT explain_guard('EXECUTE ad_get(500)', true);
 
+-- 8b. The wrapped scan's start-up is skipped while no scan needs it
+-- (guardscan.c): EXPLAIN ANALYZE shows "Index Scan Skipped" and no index
+-- scan node.  A generic plan (pl_get, force_generic_plan above): absent,
+-- present, absent again, each execution starting the executor anew
+SELECT explain_guard('EXECUTE pl_get(49)', true);
+SELECT explain_guard('EXECUTE pl_get(48)', true);
+SELECT explain_guard('EXECUTE pl_get(51)', true);
+EXECUTE pl_get(48);
+EXECUTE pl_get(49);
+-- plain EXPLAIN still initialises and shows the index scan
+SELECT explain_guard('EXECUTE pl_get(49)');
+-- a filter condition of the wrapped scan's own: started at once, skipped or not
+PREPARE pl_get_v(bigint, text) AS SELECT id FROM pl WHERE id = $1 AND note = $2;
+SELECT explain_guard('EXECUTE pl_get_v(49, ''n24'')', true);
+EXECUTE pl_get_v(48, 'n24');
+-- a nested loop's inner side: started at the first rescan whose key the
+-- filter does not rule out (the first 10 outer keys are absent), then kept
+CREATE TABLE lazy_outer (ord int, id bigint);
+INSERT INTO lazy_outer SELECT g, CASE WHEN g <= 10 THEN 2 * g + 1 ELSE 2 * g END
+  FROM generate_series(1, 14) g;
+ANALYZE lazy_outer;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT explain_guard('SELECT o.ord, pl.v FROM lazy_outer o JOIN pl ON pl.id = o.id ORDER BY o.ord', true);
+SELECT o.ord, pl.v FROM lazy_outer o JOIN pl ON pl.id = o.id ORDER BY o.ord;
+-- every outer key absent: the inner scan is never started
+DELETE FROM lazy_outer WHERE ord > 10;
+SELECT explain_guard('SELECT o.ord, pl.v FROM lazy_outer o JOIN pl ON pl.id = o.id', true);
+-- a scroll cursor over a skipped scan, and over one started late by a rescan
+BEGIN;
+DECLARE lazy_cur SCROLL CURSOR FOR SELECT id FROM pl WHERE id = 49;
+FETCH ALL FROM lazy_cur;
+FETCH BACKWARD ALL FROM lazy_cur;
+FETCH ABSOLUTE 1 FROM lazy_cur;
+MOVE ABSOLUTE 0 IN lazy_cur;
+FETCH ALL FROM lazy_cur;
+DECLARE lazy_cur2 SCROLL CURSOR FOR
+  SELECT o.ord, pl.id FROM (VALUES (1, 49::bigint), (2, 48), (3, 51), (4, 50)) o(ord, id)
+    JOIN pl ON pl.id = o.id ORDER BY o.ord;
+FETCH 1 FROM lazy_cur2;
+FETCH ALL FROM lazy_cur2;
+FETCH BACKWARD ALL FROM lazy_cur2;
+FETCH RELATIVE 2 FROM lazy_cur2;
+FETCH PRIOR FROM lazy_cur2;
+COMMIT;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+-- plans made again between executions: the guard detached (no node), a
+-- column added (the plan is made again with the node), a rebuild
+PREPARE lazy_ad(int) AS SELECT count(*) FROM ad WHERE id = $1;
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+SELECT bloomguard_detach('ad');
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+SELECT bloomguard_attach('ad', 100000, 1e-9);
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+ALTER TABLE ad ADD COLUMN extra int;
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+EXECUTE lazy_ad(5);
+SELECT bloomguard_rebuild('ad');
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+EXECUTE lazy_ad(5);
+-- within one transaction: the key changed under a cached plan
+BEGIN;
+ALTER TABLE ad DROP CONSTRAINT ad_pkey;
+EXECUTE lazy_ad(500);
+EXECUTE lazy_ad(5);
+ROLLBACK;
+SELECT explain_guard('EXECUTE lazy_ad(500)', true);
+DEALLOCATE lazy_ad;
+DEALLOCATE pl_get_v;
+DROP TABLE lazy_outer;
+
+-- 8c. Costs: a nested loop whose inner side is the node costs exactly what
+-- it costs with the plain index scan, so the planner picks the plans it
+-- picks without bloomguard.  The node wraps a parameterized scan only
+-- after the join is costed: costsize.c's cheap costing of the inner side
+-- of semi, anti and unique joins accepts index scans, never a custom scan.
+-- wide: 40000 distinct keys, of which pl holds a quarter, so the planner
+-- expects most outer rows to find no match
+CREATE TABLE wide (id bigint);
+INSERT INTO wide SELECT g FROM generate_series(1, 40000) g;
+ANALYZE wide;
+CREATE FUNCTION pg_temp.plan_cost(q text) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->'Plan'->>'Total Cost')::numeric;
+END $$;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET max_parallel_workers_per_gather = 0;
+CREATE TEMP TABLE costs (q text, off_cost numeric, on_cost numeric);
+INSERT INTO costs (q) VALUES
+  ('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)'),
+  ('SELECT count(*) FROM wide w WHERE EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)'),
+  ('SELECT count(*) FROM wide w JOIN pl ON pl.id = w.id');
+SET bloomguard.transparent = off;
+UPDATE costs SET off_cost = pg_temp.plan_cost(q);
+RESET bloomguard.transparent;
+UPDATE costs SET on_cost = pg_temp.plan_cost(q);
+SELECT q, on_cost = off_cost AS same_cost, p.node
+  FROM costs, LATERAL path_vs_plain(q) p ORDER BY q;
+SELECT explain_guard('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)');
+RESET max_parallel_workers_per_gather;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+DROP TABLE wide, costs;
+
+-- 8d. bloomguard.shortcut_costing (off by default): the node costs a probe
+-- plus the index scan's cost times the share of the guard's checks the
+-- filter did not answer, once it has counted 1000.  Traffic pinned here:
+-- 999 checks of absent keys (too few: costed as the index scan), then one
+-- more (share 0.999: 43, deleted above, is still in the filter); shown:
+-- whether the plan has the node, and a nested loop (16 and later may hash
+-- either side of the anti-join)
+CREATE TABLE wide (id bigint);
+INSERT INTO wide SELECT 2 * g + 1 FROM generate_series(1, 5000) g;
+ANALYZE wide;
+SELECT bloomguard_reset_stats('pl');
+SELECT count(*) FILTER (WHERE guarded_exists('pl', 2 * g + 1)) FROM generate_series(1, 999) g;
+SET bloomguard.shortcut_costing = on;
+SELECT count(*) FILTER (WHERE l ~ 'BloomGuard') AS guards, bool_or(l ~ 'Nested Loop') AS nested_loop
+  FROM explain_guard('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)') l;
+SELECT count(*) FILTER (WHERE guarded_exists('pl', 1::bigint)) FROM generate_series(1, 1);
+SELECT count(*) FILTER (WHERE l ~ 'BloomGuard') AS guards, bool_or(l ~ 'Nested Loop') AS nested_loop
+  FROM explain_guard('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)') l;
+SELECT * FROM path_vs_plain('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)');
+RESET bloomguard.shortcut_costing;
+SELECT count(*) FILTER (WHERE l ~ 'BloomGuard') AS guards, bool_or(l ~ 'Nested Loop') AS nested_loop
+  FROM explain_guard('SELECT count(*) FROM wide w WHERE NOT EXISTS (SELECT 1 FROM pl WHERE pl.id = w.id)') l;
+DROP TABLE wide;
+
 -- 9. DROP EXTENSION with cached plans: in the dropping transaction they are
 -- made again and fall back; afterwards they have no node; no error, the
 -- right rows

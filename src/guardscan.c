@@ -15,14 +15,31 @@
  * that is NULL, or that no value of the key type can equal (5.5 for an
  * integer key), matches no row either.
  *
- * The wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
- * the executor's tree walks see it.  It defers index_beginscan() to its
- * first fetch, so a skipped scan costs no index access at all.  Under
+ * The wrapped scan is initialised only when a scan first needs it: a key
+ * the filter calls absent (or NULL) never pays for its start-up (opening
+ * and locking the index, building its scan keys and expressions), which
+ * costs about as much as the index descent itself.  Append's initial
+ * pruning is the model, but the decision cannot be made at start-up: the
+ * key is evaluated when the scan runs (so that it raises its errors then,
+ * as the index scan would), and a nested loop's inner side gets a new key
+ * at every rescan.  So the node initialises the wrapped scan at its first
+ * scan that is not ruled out, in the query's memory, and keeps it for every
+ * later rescan.  It is initialised at start-up instead where it cannot
+ * wait: for plain EXPLAIN (which shows it), under EvalPlanQual (never
+ * skipped: the recheck must see the row the scan would have produced), for
+ * a node that never asks the filter, and where the wrapped scan has
+ * conditions of its own besides the index's (their start-up checks, such
+ * as the EXECUTE privilege of a function in them, must not depend on the
+ * filter's answer).  The node opens the table as the wrapped scan does
+ * (ExecOpenScanRelation: the executor holds its lock).  While it exists,
+ * the wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
+ * the executor's tree walks see it; one never initialised is shown by
+ * EXPLAIN ANALYZE as "Index Scan Skipped" and the index's name.  The index
+ * scan itself defers index_beginscan() to its first fetch.  Under
  * EvalPlanQual the node passes the wrapped scan's rows through untouched
- * (restarting it when the recheck rescanned it): the recheck must see the
- * row the scan would have produced.  Backward
- * scans and mark/restore are the wrapped scan's, and a skipped scan stays
- * empty in both.
+ * (restarting it when the recheck rescanned it).  Backward scans and
+ * mark/restore are the wrapped scan's, and a skipped scan stays empty in
+ * both.
  *
  * Row-level security: where it applies, the filter is not consulted (the
  * planner does not wrap such scans; a cached plan re-checked here falls
@@ -36,11 +53,13 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -51,7 +70,8 @@
 typedef struct BgGuardScanState
 {
 	CustomScanState css;
-	PlanState  *scan;			/* the wrapped index scan */
+	PlanState  *scan;			/* the wrapped index scan, once initialised */
+	int			eflags;			/* to initialise it with */
 	List	   *values;			/* ExprStates of the key values */
 	Relation	rel;			/* the wrapped scan's table */
 	BgKeyInfo  *info;			/* its key, pinned; NULL: never shortcut */
@@ -107,17 +127,39 @@ bg_create_guard_scan_state(CustomScan *cscan)
 	return (Node *) gs;
 }
 
-/* BeginCustomScan: start the wrapped scan and work out the key's conversion. */
+/*
+ * Initialise the wrapped scan, at start-up or at the first scan that needs
+ * it (see the file header), in the query's memory.
+ */
+static void
+bg_guard_init_scan(BgGuardScanState *gs)
+{
+	CustomScan *cscan = (CustomScan *) gs->css.ss.ps.plan;
+	EState	   *estate = gs->css.ss.ps.state;
+	MemoryContext oldcxt = MemoryContextSwitchTo(estate->es_query_cxt);
+
+	gs->scan = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, gs->eflags);
+	gs->css.custom_ps = list_make1(gs->scan);
+	MemoryContextSwitchTo(oldcxt);
+	gs->rescan = false;
+}
+
+/*
+ * BeginCustomScan: open the table and work out the key's conversion.  The
+ * wrapped scan is initialised here only where it cannot wait for a scan
+ * that needs it (see the file header).
+ */
 static void
 bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 {
 	BgGuardScanState *gs = (BgGuardScanState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Scan	   *wrapped = (Scan *) linitial(cscan->custom_plans);
 	ListCell   *lc;
 	int			i = 0;
 
-	gs->scan = ExecInitNode((Plan *) linitial(cscan->custom_plans), estate, eflags);
-	node->custom_ps = list_make1(gs->scan);
+	gs->eflags = eflags;
+	node->custom_ps = NIL;
 
 	/*
 	 * Without a projection the node hands on the wrapped scan's slots, which
@@ -127,12 +169,18 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.resultopsset = true;
 	node->ss.ps.resultopsfixed = false;
 	node->ss.ps.resultops = NULL;
-	gs->values = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
-	gs->rel = ((ScanState *) gs->scan)->ss_currentRelation;
+	/* the wrapped scan's own table, as it opens it (the executor holds the lock) */
+	gs->rel = ExecOpenScanRelation(estate, wrapped->scanrelid, eflags);
 	gs->rescan = false;
 	gs->slotindex = -1;
-	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || gs->values == NIL)
-		return;
+	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL ||
+		estate->es_epq_active != NULL || wrapped->plan.qual != NIL)
+	{
+		bg_guard_init_scan(gs);
+		if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL)
+			return;
+	}
+	gs->values = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
 
 	gs->info = bg_keyinfo_acquire(gs->rel);
 	if (gs->info->desc == NULL || !gs->info->desc->hashable ||
@@ -289,6 +337,8 @@ bg_exec_guard_scan(CustomScanState *node)
 	/* an EvalPlanQual recheck must see what the scan itself returns */
 	if (node->ss.ps.state->es_epq_active != NULL)
 	{
+		if (gs->scan == NULL)
+			bg_guard_init_scan(gs);
 		if (gs->rescan)
 		{
 			ExecReScan(gs->scan);
@@ -301,7 +351,9 @@ bg_exec_guard_scan(CustomScanState *node)
 		bg_guard_decide(gs);
 	if (gs->skip)
 		return NULL;
-	if (gs->rescan)
+	if (gs->scan == NULL)
+		bg_guard_init_scan(gs);
+	else if (gs->rescan)
 	{
 		ExecReScan(gs->scan);
 		gs->rescan = false;
@@ -326,7 +378,8 @@ bg_end_guard_scan(CustomScanState *node)
 {
 	BgGuardScanState *gs = (BgGuardScanState *) node;
 
-	ExecEndNode(gs->scan);
+	if (gs->scan)
+		ExecEndNode(gs->scan);
 	if (gs->info)
 		bg_keyinfo_release(gs->info);
 	gs->info = NULL;
@@ -341,7 +394,7 @@ bg_rescan_guard_scan(CustomScanState *node)
 {
 	BgGuardScanState *gs = (BgGuardScanState *) node;
 
-	if (node->ss.ps.chgParam != NULL)
+	if (gs->scan != NULL && node->ss.ps.chgParam != NULL)
 		UpdateChangedParamSet(gs->scan, node->ss.ps.chgParam);
 	gs->decided = false;
 	gs->rescan = true;
@@ -358,7 +411,11 @@ bg_mark_guard_scan(CustomScanState *node)
 	gs->marked_skip = gs->skip;
 	gs->markpos = gs->pos;
 	if (!gs->skip)
+	{
+		if (gs->scan == NULL)
+			bg_guard_init_scan(gs);
 		ExecMarkPos(gs->scan);
+	}
 }
 
 /* RestrPosCustomScan: back to the marked position. */
@@ -373,16 +430,30 @@ bg_restore_guard_scan(CustomScanState *node)
 		ExecRestrPos(gs->scan);
 }
 
-/* ExplainCustomScan: with ANALYZE, how many keys the filter answered. */
+/*
+ * ExplainCustomScan: with ANALYZE, how many keys the filter answered, and
+ * the index of a wrapped scan that no scan needed (it was never
+ * initialised, so EXPLAIN cannot show it as a node).
+ */
 static void
 bg_explain_guard_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	BgGuardScanState *gs = (BgGuardScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Plan	   *wrapped = (Plan *) linitial(cscan->custom_plans);
 
 	if (!es->analyze)
 		return;
 	ExplainPropertyInteger("Key Checks", NULL, (int64) gs->checks, es);
 	ExplainPropertyInteger("Answered by Filter", NULL, (int64) gs->answered, es);
+	if (gs->scan == NULL)
+	{
+		Oid			indexid = IsA(wrapped, IndexOnlyScan) ?
+			((IndexOnlyScan *) wrapped)->indexid : ((IndexScan *) wrapped)->indexid;
+		char	   *name = get_rel_name(indexid);
+
+		ExplainPropertyText("Index Scan Skipped", name ? quote_identifier(name) : "?", es);
+	}
 }
 
 /* Make plans with the node readable by name (nodes/extensible.c). */

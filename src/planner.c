@@ -4,12 +4,14 @@
  *	  The planner path: ordinary WHERE pk = ... queries take the guard's
  *	  shortcut.
  *
- * After the planner has made a guarded table's paths (set_rel_pathlist_hook),
- * every index scan or index-only scan of its primary key index whose index
- * conditions fix every key column by equality to a value known at execution
- * time (a Const, a Param, an outer Var of a parameterized path, any
- * expression the index scan itself evaluates per scan) is wrapped in a
- * CustomScan, "BloomGuard" (guardscan.c).  At execution the wrapper
+ * Every index scan or index-only scan of a guarded table's primary key
+ * index whose index conditions fix every key column by equality to a value
+ * known at execution time (a Const, a Param, an outer Var of a
+ * parameterized path, any expression the index scan itself evaluates per
+ * scan) is wrapped in a CustomScan, "BloomGuard" (guardscan.c): an
+ * unparameterized one after the planner has made the table's paths
+ * (set_rel_pathlist_hook), a parameterized one in each join path that uses
+ * it, once that is costed (set_join_pathlist_hook).  At execution the wrapper
  * evaluates the key values, asks the filter, and returns nothing when it
  * says absent; otherwise it runs the wrapped scan unchanged.
  * "pk = ANY (array)" is not wrapped: handing the wrapped scan a filtered
@@ -24,7 +26,17 @@
  * lower would change which plans the planner picks on a guess, and could
  * make hits, which still pay the full scan, slower; at equal cost every
  * plan choice stays the one the planner would have made, with the filter
- * check added under it.
+ * check added under it.  That is why parameterized scans are wrapped only
+ * in costed join paths: final_cost_nestloop() costs the inner side of a
+ * semi, anti or unique join cheaply only when it is an index scan
+ * (has_indexed_join_quals() accepts no custom scan), and a wrapper in the
+ * table's own path list made every such nested loop dearer by
+ * cpu_tuple_cost per outer row it expected to find no match.  The join
+ * paths' own path trees are shared (an index path by every join that uses
+ * it, an append or memoize path perhaps by a partial path), so they are
+ * copied on the way to a wrapped scan, never changed, and partial paths
+ * are left as they are: a parallel nested loop the planner prefers keeps
+ * its plain index scan.
  *
  * Paths are wrapped only where the shortcut can be right:
  *	- the table is guarded (it has a slot; attach, detach, rebuild and the
@@ -52,21 +64,31 @@
 #include "access/table.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/paramassign.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "parser/parsetree.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "bloomguard.h"
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
+
+/* bloomguard.shortcut_costing (see bg_shortcut_share()) */
+static bool bg_shortcut_costing = false;
+
+/* lookups a guard must have counted before its share is used for costing */
+#define BG_SHARE_MIN_CHECKS 1000
 
 static Plan *bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel,
 								CustomPath *best_path, List *tlist,
@@ -169,13 +191,37 @@ bg_path_fixes_key(IndexPath *ipath, const BgKeyDesc *desc, BgPathKey *pk)
 }
 
 /*
- * A BloomGuard path wrapping ipath, with ipath's cost and shape.  It keeps
- * nothing of its own: the key values are read from the wrapped path when
- * the plan is made, after any reparameterization (partitionwise joins) has
- * adjusted it.
+ * The share of a guarded table's key checks that its filter answered
+ * alone, for bloomguard.shortcut_costing: shortcuts / checks of its
+ * counters since they were last reset (bloomguard_health), or 0 (cost as
+ * the index scan) while the setting is off or fewer than
+ * BG_SHARE_MIN_CHECKS checks were counted.
+ */
+static double
+bg_shortcut_share(Oid relid)
+{
+	BgSlotCopy	copy;
+	uint64		checks;
+
+	if (!bg_shortcut_costing || !bg_slot_copy_rel(relid, &copy))
+		return 0.0;
+	checks = copy.counters[BG_COUNT_SHORTCUT] + copy.counters[BG_COUNT_SOURCE_LOOKUP] +
+		copy.counters[BG_COUNT_FALLBACK];
+	if (checks < BG_SHARE_MIN_CHECKS)
+		return 0.0;
+	return (double) copy.counters[BG_COUNT_SHORTCUT] / (double) checks;
+}
+
+/*
+ * A BloomGuard path wrapping ipath, with ipath's shape.  Its cost is
+ * ipath's, or with a shortcut share (bg_shortcut_share()) a filter probe
+ * plus the share's complement of ipath's, start-up and run alike (a key
+ * the filter rules out skips the index descent too).  It keeps nothing of
+ * its own: the key values are read from the wrapped path when the plan is
+ * made, after any reparameterization (partitionwise joins) has adjusted it.
  */
 static CustomPath *
-bg_guard_path(RelOptInfo *rel, IndexPath *ipath)
+bg_guard_path(RelOptInfo *rel, IndexPath *ipath, double share)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 
@@ -189,6 +235,14 @@ bg_guard_path(RelOptInfo *rel, IndexPath *ipath)
 	cpath->path.rows = ipath->path.rows;
 	cpath->path.startup_cost = ipath->path.startup_cost;
 	cpath->path.total_cost = ipath->path.total_cost;
+	if (share > 0.0)
+	{
+		/* hashing the key and reading one block of the filter */
+		cpath->path.startup_cost = 2 * cpu_operator_cost +
+			(1.0 - share) * ipath->path.startup_cost;
+		cpath->path.total_cost = cpath->path.startup_cost +
+			(1.0 - share) * (ipath->path.total_cost - ipath->path.startup_cost);
+	}
 	cpath->path.pathkeys = ipath->path.pathkeys;
 	/* btree scans (every primary key) go backward and mark and restore */
 	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN | CUSTOMPATH_SUPPORT_MARK_RESTORE;
@@ -221,48 +275,202 @@ bg_rel_has_security_quals(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte
 }
 
 /*
- * set_rel_pathlist_hook: wrap the primary key index paths of a guarded
- * table (see the file header).
+ * May the primary key index paths of rel, a relation of root's query, be
+ * wrapped (see the file header)?  Returns its key description, pinned
+ * (release it with bg_keyinfo_release()), or NULL.
+ */
+static BgKeyInfo *
+bg_rel_guardable(PlannerInfo *root, RelOptInfo *rel)
+{
+	RangeTblEntry *rte;
+	Relation	relation;
+	BgKeyInfo  *info;
+	BgSlotRef	ref = BG_SLOT_REF_INIT;
+
+	if (!bg_transparent || !bg_loaded() ||
+		(rel->reloptkind != RELOPT_BASEREL &&
+		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL))
+		return NULL;
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		rte->inh || bg_rel_has_security_quals(root, rel, rte) ||
+		!bg_slot_find(rte->relid, &ref))
+		return NULL;
+
+	/* the planner holds a lock on every relation it plans */
+	relation = table_open(rte->relid, NoLock);
+	info = bg_keyinfo_acquire(relation);
+	if (info->desc == NULL || !info->desc->hashable ||
+		bg_rls_applies(relation, true))
+	{
+		bg_keyinfo_release(info);
+		info = NULL;
+	}
+	table_close(relation, NoLock);
+	return info;
+}
+
+/*
+ * set_rel_pathlist_hook: wrap the unparameterized primary key index paths
+ * of a guarded table (see the file header); parameterized ones are wrapped
+ * in the join paths that use them, once those are costed.
  */
 static void
 bg_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 					RangeTblEntry *rte)
 {
-	Relation	relation;
 	BgKeyInfo  *info;
-	BgSlotRef	ref = BG_SLOT_REF_INIT;
+	double		share;
 	ListCell   *lc;
 
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 
-	if (!bg_transparent || !bg_loaded() ||
-		rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
-		rte->inh || bg_rel_has_security_quals(root, rel, rte) ||
-		(rel->reloptkind != RELOPT_BASEREL &&
-		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
-		!bg_slot_find(rte->relid, &ref))
+	if ((info = bg_rel_guardable(root, rel)) == NULL)
 		return;
-
-	/* the planner holds a lock on every relation it plans */
-	relation = table_open(rte->relid, NoLock);
-	info = bg_keyinfo_acquire(relation);
-	if (info->desc != NULL && info->desc->hashable &&
-		!bg_rls_applies(relation, true))
+	share = bg_shortcut_share(rte->relid);
+	foreach(lc, rel->pathlist)
 	{
-		foreach(lc, rel->pathlist)
-		{
-			Path	   *path = (Path *) lfirst(lc);
-			BgPathKey	pk;
+		Path	   *path = (Path *) lfirst(lc);
+		BgPathKey	pk;
 
-			if (IsA(path, IndexPath) &&
-				(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan) &&
-				bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
-				lfirst(lc) = bg_guard_path(rel, (IndexPath *) path);
-		}
+		/* a discounted path must be in the list before joins are costed */
+		if (IsA(path, IndexPath) && (path->param_info == NULL || share > 0.0) &&
+			(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan) &&
+			bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
+			lfirst(lc) = bg_guard_path(rel, (IndexPath *) path, share);
 	}
 	bg_keyinfo_release(info);
-	table_close(relation, NoLock);
+}
+
+/* A flat copy of a path node of size bytes, no longer parallel safe. */
+static Path *
+bg_path_copy(Path *path, Size size)
+{
+	Path	   *copy = palloc(size);
+
+	memcpy(copy, path, size);
+	copy->parallel_safe = false;
+	return copy;
+}
+
+/*
+ * The path with the parameterized primary key index paths of guarded
+ * tables below it wrapped, through the join, memoize and (non-parallel)
+ * append paths above them (the planner materializes no parameterized
+ * path); path itself if none is.  Paths
+ * are shared (a base relation's index path by every join that uses it, an
+ * append or memoize path perhaps by a partial path too), so every path on
+ * the way is copied, never changed, and the copies are not parallel safe.
+ */
+static Path *
+bg_wrap_inner_paths(PlannerInfo *root, Path *path)
+{
+	Path	   *copy = NULL;
+	ListCell   *lc;
+
+	check_stack_depth();
+	switch (nodeTag(path))
+	{
+		case T_IndexPath:
+			if (path->param_info != NULL &&
+				(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan))
+			{
+				BgKeyInfo  *info = bg_rel_guardable(root, path->parent);
+				BgPathKey	pk;
+
+				if (info != NULL)
+				{
+					if (bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
+						copy = (Path *) bg_guard_path(path->parent, (IndexPath *) path, 0.0);
+					bg_keyinfo_release(info);
+				}
+			}
+			break;
+		case T_NestPath:
+		case T_MergePath:
+		case T_HashPath:
+			{
+				JoinPath   *jp = (JoinPath *) path;
+				Path	   *outer = bg_wrap_inner_paths(root, jp->outerjoinpath);
+				Path	   *inner = bg_wrap_inner_paths(root, jp->innerjoinpath);
+
+				if (outer == jp->outerjoinpath && inner == jp->innerjoinpath)
+					break;
+				copy = bg_path_copy(path, IsA(path, NestPath) ? sizeof(NestPath) :
+									IsA(path, MergePath) ? sizeof(MergePath) :
+									sizeof(HashPath));
+				((JoinPath *) copy)->outerjoinpath = outer;
+				((JoinPath *) copy)->innerjoinpath = inner;
+				break;
+			}
+		case T_MemoizePath:
+			{
+				Path	   *sub = bg_wrap_inner_paths(root, ((MemoizePath *) path)->subpath);
+
+				if (sub == ((MemoizePath *) path)->subpath)
+					break;
+				copy = bg_path_copy(path, sizeof(MemoizePath));
+				((MemoizePath *) copy)->subpath = sub;
+				break;
+			}
+		case T_AppendPath:
+		case T_MergeAppendPath:
+			{
+				List	   *subpaths = IsA(path, AppendPath) ?
+					((AppendPath *) path)->subpaths : ((MergeAppendPath *) path)->subpaths;
+				List	   *newsubs = NIL;
+				bool		changed = false;
+
+				/* a parallel append runs under a Gather */
+				if (path->parallel_aware)
+					break;
+				foreach(lc, subpaths)
+				{
+					Path	   *sub = bg_wrap_inner_paths(root, (Path *) lfirst(lc));
+
+					changed |= sub != (Path *) lfirst(lc);
+					newsubs = lappend(newsubs, sub);
+				}
+				if (!changed)
+					break;
+				if (IsA(path, AppendPath))
+				{
+					copy = bg_path_copy(path, sizeof(AppendPath));
+					((AppendPath *) copy)->subpaths = newsubs;
+				}
+				else
+				{
+					copy = bg_path_copy(path, sizeof(MergeAppendPath));
+					((MergeAppendPath *) copy)->subpaths = newsubs;
+				}
+				break;
+			}
+		default:
+			/* custom, gather (parallel below), bitmap and other paths */
+			break;
+	}
+	return copy ? copy : path;
+}
+
+/*
+ * set_join_pathlist_hook: in the join's paths, now costed, wrap the
+ * parameterized primary key index scans they use (see the file header).
+ * Partial paths are left alone: the node is not parallel safe.
+ */
+static void
+bg_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+					 RelOptInfo *innerrel, JoinType jointype,
+					 JoinPathExtraData *extra)
+{
+	ListCell   *lc;
+
+	if (prev_set_join_pathlist_hook)
+		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
+	if (!bg_transparent || !bg_loaded())
+		return;
+	foreach(lc, joinrel->pathlist)
+		lfirst(lc) = bg_wrap_inner_paths(root, (Path *) lfirst(lc));
 }
 
 /*
@@ -309,4 +517,18 @@ bg_planner_init(void)
 {
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = bg_set_rel_pathlist;
+	prev_set_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = bg_set_join_pathlist;
+
+	DefineCustomBoolVariable("bloomguard.shortcut_costing",
+							 "Costs the planner path by the share of lookups the filter answers alone.",
+							 "When on, a BloomGuard scan costs a filter probe plus the index scan's "
+							 "cost times the share of the guard's key checks that the filter did not "
+							 "answer, counted since its statistics were last reset. Off: the index "
+							 "scan's cost, and the plans the planner picks without bloomguard.",
+							 &bg_shortcut_costing,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 }
