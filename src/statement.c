@@ -142,15 +142,18 @@
  *
  * The cross-check (assert-enabled builds, bg_assert_own_writes_fed): when
  * the rule trusts, Assert(!AfterTriggerPendingOnRel(T)).  That function
- * sees every pending event on T, of any trigger, including events the
- * rule rightly ignores, so the check is skipped where those may exist:
- * while a level or a writer runs with a command id S cannot see (its rows
- * are invisible: the UPDATE and anti-join shortcuts), while a level that
- * may delete runs (DELETE, MERGE, a writable CTE) or a TRUNCATE does
- * (events of rows with no key), and for a table with a deferrable trigger
- * (its events wait for the commit after the feed trigger's have fired).
- * A writer that passes no hook, in a session whose role is not replica,
- * leaves events on T that the check then sees.
+ * sees every pending event on T, of any trigger and of rows the snapshot
+ * cannot see, so the check is weaker than that: it is skipped while a
+ * writer on the list writes into T, whatever its command id (its rows
+ * may be invisible to S: the UPDATE and anti-join shortcuts, a STABLE
+ * function of a COPY), while a level that may delete runs (DELETE, MERGE,
+ * a writable CTE: events of rows with no key, on any table a cascade
+ * reaches) or a TRUNCATE does, and for a table with a deferrable trigger
+ * (its events wait for the commit, after the feed trigger's have fired).
+ * What it does catch is a writer that no hook saw, or one dropped from
+ * the list too early, in a statement that writes nothing into T itself:
+ * with the replica rule or the waiting of referential actions taken out,
+ * sql/cascade.sql's triggers and test/t/016's trip it.
  *
  * Copyright (c) 2026, bloomguard developers
  *
@@ -197,7 +200,6 @@ typedef struct BgWriter
 typedef struct BgLevel
 {
 	const QueryDesc *qd;		/* NULL: ended without ExecutorFinish */
-	CommandId	cid;			/* its es_output_cid */
 	bool		deletes;		/* may queue events of deleted rows */
 } BgLevel;
 
@@ -354,7 +356,6 @@ bg_level_push(QueryDesc *queryDesc)
 	}
 	l = &bg_levels[bg_nlevels++];
 	l->qd = queryDesc;
-	l->cid = queryDesc->estate->es_output_cid;
 	l->deletes = queryDesc->operation == CMD_DELETE ||
 		queryDesc->operation == CMD_MERGE ||
 		queryDesc->plannedstmt->hasModifyingCTE;
@@ -620,29 +621,26 @@ bg_statement_init(void)
 }
 
 /*
- * May a lookup of relid under snapshot snap trust its filter, as far as
- * this backend's own statements go?  Not if one of them writes rows into
- * it that the snapshot can see and whose AFTER events have not all fired
- * (see the file header).
+ * Does a writer on the list write rows into relid, or into an ancestor of
+ * it, with a command id below curcid or frozen (InvalidCommandId: any
+ * writer)?
  */
-bool
-bg_own_writes_fed(Oid relid, Snapshot snap)
+static bool
+bg_written_into(Oid relid, CommandId curcid)
 {
 	List	   *ancestors = NIL;
 	bool		have_ancestors = false;
-	bool		result = true;
+	bool		result = false;
 	ListCell   *lc;
 	int			i;
 
-	if (snap == NULL || bg_writers_overflow > 0)
-		return false;
-	for (i = 0; i < bg_nwriters && result; i++)
+	for (i = 0; i < bg_nwriters && !result; i++)
 	{
-		if (bg_writers[i].cid >= snap->curcid && !bg_writers[i].frozen)
+		if (bg_writers[i].cid >= curcid && !bg_writers[i].frozen)
 			continue;
 		if (list_member_oid(bg_writers[i].relids, relid))
 		{
-			result = false;
+			result = true;
 			break;
 		}
 		/* a partition written through a parent the statement names */
@@ -656,13 +654,27 @@ bg_own_writes_fed(Oid relid, Snapshot snap)
 		{
 			if (list_member_oid(bg_writers[i].relids, lfirst_oid(lc)))
 			{
-				result = false;
+				result = true;
 				break;
 			}
 		}
 	}
 	list_free(ancestors);
 	return result;
+}
+
+/*
+ * May a lookup of relid under snapshot snap trust its filter, as far as
+ * this backend's own statements go?  Not if one of them writes rows into
+ * it that the snapshot can see and whose AFTER events have not all fired
+ * (see the file header).
+ */
+bool
+bg_own_writes_fed(Oid relid, Snapshot snap)
+{
+	if (snap == NULL || bg_writers_overflow > 0)
+		return false;
+	return !bg_written_into(relid, snap->curcid);
 }
 
 #ifdef USE_ASSERT_CHECKING
@@ -694,11 +706,10 @@ bg_assert_own_writes_fed(Relation rel, Snapshot snap)
 	if (snap == NULL || bg_truncating > 0 || bg_has_deferrable_trigger(rel))
 		return;
 	for (i = 0; i < bg_nlevels; i++)
-		if (bg_levels[i].cid >= snap->curcid || bg_levels[i].deletes)
+		if (bg_levels[i].deletes)
 			return;
-	for (i = 0; i < bg_nwriters; i++)
-		if (bg_writers[i].cid >= snap->curcid)
-			return;
+	if (bg_written_into(RelationGetRelid(rel), InvalidCommandId))
+		return;
 	Assert(!AfterTriggerPendingOnRel(RelationGetRelid(rel)));
 }
 #endif
