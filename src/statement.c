@@ -164,7 +164,6 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
-#include "commands/defrem.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
@@ -337,6 +336,24 @@ bg_writer_defer(const void *owner)
 }
 
 /*
+ * An array of *max elements of size elem in TopMemoryContext (or NULL),
+ * made to hold element index at least.
+ */
+static void *
+bg_grow(void *array, int *max, int index, Size elem)
+{
+	int			n;
+
+	if (index < *max)
+		return array;
+	n = Max(16, index * 2);
+	array = array == NULL ? MemoryContextAlloc(TopMemoryContext, n * elem) :
+		repalloc(array, n * elem);
+	*max = n;
+	return array;
+}
+
+/*
  * A statement began a trigger level: note it, with what the cross-check
  * needs to know (bg_assert_own_writes_fed).
  */
@@ -345,15 +362,7 @@ bg_level_push(QueryDesc *queryDesc)
 {
 	BgLevel    *l;
 
-	if (bg_nlevels >= bg_maxlevels)
-	{
-		int			n = Max(16, bg_maxlevels * 2);
-
-		bg_levels = bg_levels == NULL ?
-			MemoryContextAlloc(TopMemoryContext, n * sizeof(BgLevel)) :
-			repalloc(bg_levels, n * sizeof(BgLevel));
-		bg_maxlevels = n;
-	}
+	bg_levels = bg_grow(bg_levels, &bg_maxlevels, bg_nlevels, sizeof(BgLevel));
 	l = &bg_levels[bg_nlevels++];
 	l->qd = queryDesc;
 	l->deletes = queryDesc->operation == CMD_DELETE ||
@@ -583,15 +592,7 @@ bg_statement_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 	if (event == SUBXACT_EVENT_START_SUB)
 	{
-		if (level >= bg_max_sub)
-		{
-			int			n = Max(16, level * 2);
-
-			bg_levels_at_sub = bg_levels_at_sub == NULL ?
-				MemoryContextAlloc(TopMemoryContext, n * sizeof(int)) :
-				repalloc(bg_levels_at_sub, n * sizeof(int));
-			bg_max_sub = n;
-		}
+		bg_levels_at_sub = bg_grow(bg_levels_at_sub, &bg_max_sub, level, sizeof(int));
 		bg_levels_at_sub[level] = bg_nlevels;
 		return;
 	}

@@ -115,29 +115,43 @@ sub lookups_of
 		  FROM lookups WHERE tbl = '$t' AND who LIKE '$who%'});
 }
 
+# The lookups of $t by $who found the $n rows there were, every way.
+sub lookups_are
+{
+	my ($t, $who, $n, $name) = @_;
+	return is(lookups_of($t, $who), "$n plain, $n guarded, 0 absent", $name);
+}
+
+# The publisher's writes to table $t: 2010 new rows, 50 key updates.
+sub publish_writes
+{
+	my ($t) = @_;
+	$pub->safe_psql('postgres', qq{
+		INSERT INTO $t SELECT g, 1 FROM generate_series(10001, 10010) g;
+		INSERT INTO $t SELECT g, 1 FROM generate_series(20001, 22000) g;
+		UPDATE $t SET id = id + 100000 WHERE id <= 50;
+	});
+	return;
+}
+
 # 1. the built-in table sync, then its apply: inserts, key updates
 my $pubstr = $pub->connstr . ' dbname=postgres';
 $sub->safe_psql('postgres', qq{CREATE SUBSCRIPTION s CONNECTION '$pubstr' PUBLICATION p});
 $sub->wait_for_subscription_sync($pub, 's');
-is(lookups_of('t1', 'bef_prev'), '2999 plain, 2999 guarded, 0 absent',
-	'table sync: a BEFORE trigger looking up earlier rows of the copy');
-is(lookups_of('t1', 'zzz_next'), '2999 plain, 2999 guarded, 0 absent',
-	'table sync: an AFTER trigger looking up later rows of the copy');
-is(lookups_of('t1', 'aaa_self'), '3000 plain, 3000 guarded, 0 absent',
-	'table sync: an AFTER trigger before the feed trigger, each row');
-
-$pub->safe_psql('postgres', q{
-	INSERT INTO t1 SELECT g, 1 FROM generate_series(10001, 10010) g;
-	INSERT INTO t1 SELECT g, 1 FROM generate_series(20001, 22000) g;
-	UPDATE t1 SET id = id + 100000 WHERE id <= 50;
-});
+# (trigger, rows it found, what it is), counted from the start
+my @sync = (
+	[ 'bef_prev', 2999, 'table sync: a BEFORE trigger looking up earlier rows of the copy' ],
+	[ 'zzz_next', 2999, 'table sync: an AFTER trigger looking up later rows of the copy' ],
+	[ 'aaa_self', 3000, 'table sync: an AFTER trigger before the feed trigger, each row' ]);
+my @apply = (
+	[ 'aaa_self INSERT', 5010,
+	  'apply: an AFTER INSERT trigger before the feed trigger (2010 rows applied)' ],
+	[ 'aaa_self UPDATE', 50, 'apply: an AFTER UPDATE trigger on a key update (50 rows)' ],
+	[ 'bef_prev', 5007, 'apply: a BEFORE trigger looking up the row applied before' ]);
+lookups_are('t1', @$_) for @sync;
+publish_writes('t1');
 $pub->wait_for_catchup('s');
-is(lookups_of('t1', 'aaa_self INSERT'), '5010 plain, 5010 guarded, 0 absent',
-	'apply: an AFTER INSERT trigger before the feed trigger (2010 rows applied)');
-is(lookups_of('t1', 'aaa_self UPDATE'), '50 plain, 50 guarded, 0 absent',
-	'apply: an AFTER UPDATE trigger on a key update (50 rows)');
-is(lookups_of('t1', 'bef_prev'), '5007 plain, 5007 guarded, 0 absent',
-	'apply: a BEFORE trigger looking up the row applied before');
+lookups_are('t1', @$_) for @apply;
 
 # 2. pglogical: its sync and its apply
 SKIP:
@@ -158,17 +172,13 @@ SKIP:
 	like(lookups_of('t2', ''), qr/^([1-9]\d*) plain, \1 guarded, 0 absent$/,
 		'pglogical sync: no wrong lookup');
 	$sub->safe_psql('postgres', q{DELETE FROM lookups WHERE tbl = 't2'});
-	$pub->safe_psql('postgres', q{
-		INSERT INTO t2 SELECT g, 1 FROM generate_series(10001, 10010) g;
-		INSERT INTO t2 SELECT g, 1 FROM generate_series(20001, 22000) g;
-		UPDATE t2 SET id = id + 100000 WHERE id <= 50;
-	});
+	publish_writes('t2');
 	$sub->poll_query_until('postgres', q{
 		SELECT count(*) = 5010 AND count(*) FILTER (WHERE id > 100000) = 50 FROM t2})
 	  or die 'pglogical did not apply the changes';
-	is(lookups_of('t2', 'aaa_self INSERT'), '2010 plain, 2010 guarded, 0 absent',
+	lookups_are('t2', 'aaa_self INSERT', 2010,
 		'pglogical apply: an AFTER INSERT trigger before the feed trigger');
-	is(lookups_of('t2', 'aaa_self UPDATE'), '50 plain, 50 guarded, 0 absent',
+	lookups_are('t2', 'aaa_self UPDATE', 50,
 		'pglogical apply: an AFTER UPDATE trigger on a key update');
 }
 
