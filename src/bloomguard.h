@@ -413,6 +413,11 @@ extern void bg_require_guarded(Relation rel, int64 *capacity, double *error_rate
 /* statement.c */
 extern void bg_statement_init(void);
 extern bool bg_own_writes_fed(Oid relid, Snapshot snap);
+#ifdef USE_ASSERT_CHECKING
+extern void bg_assert_own_writes_fed(Relation rel, Snapshot snap);
+#else
+#define bg_assert_own_writes_fed(rel, snap) ((void) 0)
+#endif
 
 /* keys.c */
 extern Oid	bg_primary_key_index(Relation rel);

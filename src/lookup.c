@@ -22,11 +22,16 @@
  *	- the feed trigger is in place, as attach made it, enabled ALWAYS, and
  *	  this transaction has not changed it (bg_untrust_pending());
  *	- the table has no inheritance children;
- *	- no statement of this backend that writes rows is still running with
- *	  a command id the lookup's snapshot can see: AFTER ROW triggers fire at
- *	  the end of the statement, so a query nested inside a writing
+ *	- no statement of this backend that writes rows is still running, or
+ *	  waiting for an enclosing statement to fire its AFTER events (a
+ *	  referential action), with a command id the lookup's snapshot can see
+ *	  or with rows every snapshot sees (COPY FREEZE): AFTER ROW triggers
+ *	  fire at the end of the statement, so a query nested inside a writing
  *	  statement can see rows whose keys are not in the filter yet, while
  *	  the statement's own scans cannot (statement.c has the argument);
+ *	- session_replication_role is not replica: the logical replication
+ *	  apply and table synchronization workers, and pglogical's, write rows
+ *	  without passing the hooks that track writers, and run in that role;
  *	  keys whose triggers have fired may still be in this backend's feed
  *	  buffer, and the lookup flushes the table's first (feed.c);
  *	- the isolation level is not SERIALIZABLE: a negative answered from the
@@ -53,6 +58,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
+#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -149,6 +155,9 @@ bg_filter_trusted(Relation rel, Snapshot snap)
 		return false;
 	if (IsolationIsSerializable())
 		return false;
+	/* the replication workers write rows without the hooks (statement.c) */
+	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
+		return false;
 	if (!bg_own_writes_fed(RelationGetRelid(rel), snap))
 		return false;
 	if (bg_feed_state(rel) != BG_FEED_IN_PLACE)
@@ -159,6 +168,7 @@ bg_filter_trusted(Relation rel, Snapshot snap)
 		return false;
 	if (bg_old_snapshot_threshold_set())
 		return false;
+	bg_assert_own_writes_fed(rel, snap);
 	return true;
 }
 
