@@ -300,7 +300,11 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 				!bg_may_see(reg->relid))
 				continue;
 			if (!bg_slot_copy_rel(reg->relid, &copy))
+			{
 				copy.relid = InvalidOid;
+				/* registered where no backend of ours did (a restore) */
+				bg_visit_request();
+			}
 			bg_stats_emit(rsinfo, version, reg->relid, reg, &copy,
 						  bg_partition_guarded_root(reg->relid, registered));
 		}
