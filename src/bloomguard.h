@@ -514,6 +514,10 @@ typedef struct BgCallCache
 	Oid			typioparam[INDEX_MAX_KEYS];
 	Oid			collation[INDEX_MAX_KEYS];	/* the SQL query's, if not the key's */
 	bool		any_sql;
+	/* of the function called, whatever the call: kept across rebuilds */
+	bool		text_keys_known;
+	bool		text_keys;		/* the VARIADIC text[] variant (1.2) */
+	char		fname[NAMEDATALEN];
 } BgCallCache;
 
 extern BgArgConv bg_classify_arg(Oid argtype, const BgKeyColumn *col);
