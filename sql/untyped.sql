@@ -2,7 +2,7 @@
 -- (node-postgres always, psycopg 3 for str, pgJDBC with
 -- stringtype=unspecified).  PREPARE without parameter types parses the way
 -- the extended protocol's Parse message with type 0 does; the TAP test
--- 016 runs the same through libpq.  The answers are those of
+-- 018 runs the same through libpq.  The answers are those of
 -- EXISTS (SELECT 1 FROM t WHERE pk = $1) with an untyped $1.
 CREATE EXTENSION bloomguard;
 CREATE TABLE u_int (id int PRIMARY KEY);

@@ -459,6 +459,7 @@ extern Oid	bg_own_trigger_relid;
 extern void bg_coverage_init(void);
 extern BgFeedState bg_feed_state(Relation rel);
 extern BgFeedState bg_feed_state_by_oid(Oid relid);
+extern List *bg_feed_trigger_tables(void);
 extern bool bg_has_children(Relation rel);
 
 /* build.c */
