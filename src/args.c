@@ -289,37 +289,8 @@ bg_collect_args(FunctionCallInfo fcinfo, Datum *args, bool *nulls, Oid *types,
 	int			n;
 	int			i;
 
-	*variadic_array = get_fn_expr_variadic(fcinfo->flinfo);
-	if (site->text_keys)
-	{
-		ArrayType  *arr;
-		int16		elmlen;
-		bool		elmbyval;
-		char		elmalign;
-		Datum	   *elems;
-		bool	   *elemnulls;
-
-		/* expanded or not, the keys are the elements of one array */
-		*variadic_array = true;
-		if (PG_NARGS() != 2)
-			elog(ERROR, "unexpected call of the untyped variant");
-		if (PG_ARGISNULL(1))
-			return -1;
-		arr = PG_GETARG_ARRAYTYPE_P(1);
-		get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
-		deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign,
-						  &elems, &elemnulls, &n);
-		if (n > INDEX_MAX_KEYS)
-			n = INDEX_MAX_KEYS + 1;
-		for (i = 0; i < n && i < INDEX_MAX_KEYS; i++)
-		{
-			nulls[i] = elemnulls[i];
-			args[i] = nulls[i] ? (Datum) 0 :
-				CStringGetDatum(TextDatumGetCString(elems[i]));
-			types[i] = UNKNOWNOID;
-		}
-		return n;
-	}
+	/* the untyped variant's keys are the elements of one array, expanded or not */
+	*variadic_array = site->text_keys || get_fn_expr_variadic(fcinfo->flinfo);
 	if (*variadic_array)
 	{
 		ArrayType  *arr;
@@ -346,6 +317,13 @@ bg_collect_args(FunctionCallInfo fcinfo, Datum *args, bool *nulls, Oid *types,
 			args[i] = elems[i];
 			nulls[i] = elemnulls[i];
 			types[i] = elemtype;
+			if (site->text_keys)
+			{
+				/* a string as given (text's representation), read later */
+				if (!nulls[i])
+					args[i] = CStringGetDatum(TextDatumGetCString(elems[i]));
+				types[i] = UNKNOWNOID;
+			}
 		}
 		return n;
 	}
