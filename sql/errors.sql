@@ -152,8 +152,9 @@ SELECT guarded_exists('t_base');
 SELECT guarded_exists('t_two', 1, 'x') AS guarded,
        EXISTS (SELECT 1 FROM t_two WHERE (a, b) = (1, 'x')) AS plain;
 
--- a key argument that cannot be compared with the key: SQL's own error,
--- as for the plain query; the filter alone cannot say anything about it
+-- a key argument that cannot be compared with the key: an error, as for
+-- the plain query, but bloomguard's, naming the call and not its internal
+-- query; the filter alone cannot say anything about it
 SELECT guarded_exists('t_base', point(1, 2));
 SELECT EXISTS (SELECT 1 FROM t_base WHERE id = point(1, 2));
 SELECT bloomguard_check('t_base', point(1, 2));

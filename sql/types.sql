@@ -381,7 +381,7 @@ SELECT * FROM compare_keys('t_bytea', 'h',
   'substring(sha256(''1''::bytea) FROM 1 FOR 31)',
   'sha256(''1''::bytea) || ''\x00''::bytea',
   'VARIADIC ARRAY[sha256(''2''::bytea)]');
--- a text argument for a bytea key: SQL's own error
+-- a text argument for a bytea key: an error, as SQL's (naming the call)
 SELECT guarded_exists('t_bytea', '\x6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b'::text);
 SELECT EXISTS (SELECT 1 FROM t_bytea WHERE h = '\x6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b'::text);
 SELECT count(*) FILTER (WHERE NOT guarded_exists('t_bytea', h)) AS missing,
@@ -428,7 +428,7 @@ SELECT * FROM compare_keys('t_uuid', 'id',
   'md5(''101'')::uuid',
   '''00000000-0000-0000-0000-000000000000''',
   'VARIADIC ARRAY[md5(''2'')::uuid]');
--- a text argument for a uuid key: SQL's own error
+-- a text argument for a uuid key: an error, as SQL's (naming the call)
 SELECT guarded_exists('t_uuid', 'c4ca4238-a0b9-2382-0dcc-509a6f75849b'::text);
 SELECT EXISTS (SELECT 1 FROM t_uuid WHERE id = 'c4ca4238-a0b9-2382-0dcc-509a6f75849b'::text);
 SELECT guarded_exists('t_uuid', 'not-a-uuid');
@@ -718,7 +718,7 @@ SELECT * FROM compare_keys('t_arr', 'a',
   'ARRAY[1,2,3,4]',
   'ARRAY[2,1,3]',
   'ARRAY[7,49]');
--- int8[] is another type: SQL's own error
+-- int8[] is another type: an error, as SQL's (naming the call)
 SELECT guarded_exists('t_arr', ARRAY[1,2,3]::int8[]);
 SELECT EXISTS (SELECT 1 FROM t_arr WHERE a = ARRAY[1,2,3]::int8[]);
 -- VARIADIC spreads the array into key values: three values for one key column
@@ -825,7 +825,7 @@ SELECT * FROM compare_keys('t_c2', '(a, b)',
 SELECT guarded_exists('t_c2', 1::float8, 'y') AS guarded, EXISTS (SELECT 1 FROM t_c2 WHERE (a, b) = (1::float8, 'y')) AS plain, bloomguard_check('t_c2', 1::float8, 'y') AS filter;
 SELECT guarded_exists('t_c2', 2::float8, 'y') AS guarded, EXISTS (SELECT 1 FROM t_c2 WHERE (a, b) = (2::float8, 'y')) AS plain, bloomguard_check('t_c2', 2::float8, 'y') AS filter;
 SELECT guarded_exists('t_c2', '1', 'x'::char(3)) AS guarded, EXISTS (SELECT 1 FROM t_c2 WHERE (a, b) = ('1', 'x'::char(3))) AS plain, bloomguard_check('t_c2', '1', 'x'::char(3)) AS filter;
--- the key values in the wrong order: SQL's own error
+-- the key values in the wrong order: an error, as SQL's (naming the call)
 SELECT guarded_exists('t_c2', 'x'::text, 1);
 SELECT EXISTS (SELECT 1 FROM t_c2 WHERE (a, b) = ('x'::text, 1));
 -- VARIADIC with one element type: text for the int column is SQL's error

@@ -69,4 +69,31 @@ DROP EXTENSION bloomguard;
 CREATE EXTENSION bloomguard;
 SELECT ext_fingerprint() = :'upgraded' AS same_as_fresh_install;
 DROP EXTENSION bloomguard;
+
+-- 1.1 to 1.2: install 1.1, fill it, update; the guards still answer, and
+-- untyped parameters, which 1.1 cannot take, work
+CREATE EXTENSION bloomguard VERSION '1.1';
+CREATE TABLE up3 (id int PRIMARY KEY);
+INSERT INTO up3 SELECT generate_series(1, 1000);
+SELECT bloomguard_attach('up3');
+CREATE TABLE up4 (a text, b int, PRIMARY KEY (a, b));
+INSERT INTO up4 SELECT 'k' || g, g FROM generate_series(1, 100) g;
+SELECT bloomguard_attach('up4');
+PREPARE untyped11 AS SELECT guarded_exists('up3', $1);
+ALTER EXTENSION bloomguard UPDATE TO '1.2';
+SELECT extversion FROM pg_extension WHERE extname = 'bloomguard';
+SELECT relation, status, state, capacity FROM bloomguard_health ORDER BY relation::text;
+SELECT guarded_exists('up3', 5), guarded_exists('up3', 5000), bloomguard_check('up3', 5000);
+SELECT count(*) FROM up3 WHERE bloomguard_check('up3', id) = 'absent' OR NOT guarded_exists('up3', id);
+PREPARE untyped12 AS SELECT guarded_exists('up3', $1), bloomguard_check('up3', $1);
+EXECUTE untyped12('5');
+EXECUTE untyped12('5000');
+PREPARE untyped12b AS SELECT guarded_exists('up4', $1, $2), bloomguard_check('up4', $1, $2);
+EXECUTE untyped12b('k7', '7');
+EXECUTE untyped12b('k7', '8');
+DEALLOCATE ALL;
+SELECT ext_fingerprint() = :'upgraded' AS same_as_fresh_install;
+SELECT bloomguard_detach('up3'), bloomguard_detach('up4');
+DROP TABLE up3, up4;
+DROP EXTENSION bloomguard;
 DROP FUNCTION ext_fingerprint();

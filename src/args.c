@@ -24,6 +24,19 @@
  * How a call site's arguments convert depends only on their types, so it
  * is worked out once and kept in fn_extra (BgCallCache).
  *
+ * Untyped parameters (what drivers send by default) cannot be read by an
+ * "any" argument: the parser leaves them unknown, and refuses.  So since
+ * version 1.2 both functions also have a variant whose key arguments are
+ * VARIADIC bloomguard_untyped_key[] (the same C functions): a type of the
+ * string category into which no type casts, so the parser picks that
+ * variant for arguments that are all unknown (a literal or a parameter
+ * without a type), and the "any" one for every call with a typed argument,
+ * as before.  Its values are the strings as given, read as unknown
+ * literals are: with the key column's input function, as WHERE pk = $1
+ * reads an untyped $1.  An argument that cannot be read or compared
+ * raises its error here, before any query runs, with a context line
+ * naming the function and the argument, never the SQL lookup's text.
+ *
  * Copyright (c) 2026, bloomguard developers
  *
  *-------------------------------------------------------------------------
@@ -34,14 +47,52 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_oper.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "bloomguard.h"
+
+PG_FUNCTION_INFO_V1(bloomguard_untyped_key_in);
+PG_FUNCTION_INFO_V1(bloomguard_untyped_key_out);
+PG_FUNCTION_INFO_V1(bloomguard_untyped_key_recv);
+PG_FUNCTION_INFO_V1(bloomguard_untyped_key_send);
+
+/*
+ * The I/O functions of bloomguard_untyped_key: a string kept as given (its
+ * representation is text's), read with the key's type only by the lookup.
+ */
+Datum
+bloomguard_untyped_key_in(PG_FUNCTION_ARGS)
+{
+	return DirectFunctionCall1(textin, PG_GETARG_DATUM(0));
+}
+
+/* bloomguard_untyped_key's output function: the string. */
+Datum
+bloomguard_untyped_key_out(PG_FUNCTION_ARGS)
+{
+	return DirectFunctionCall1(textout, PG_GETARG_DATUM(0));
+}
+
+/* bloomguard_untyped_key's binary input: text's (the string's bytes). */
+Datum
+bloomguard_untyped_key_recv(PG_FUNCTION_ARGS)
+{
+	return DirectFunctionCall1(textrecv, PG_GETARG_DATUM(0));
+}
+
+/* bloomguard_untyped_key's binary output: text's. */
+Datum
+bloomguard_untyped_key_send(PG_FUNCTION_ARGS)
+{
+	return DirectFunctionCall1(textsend, PG_GETARG_DATUM(0));
+}
 
 /* Is typid one of the integer types that mix freely? */
 static bool
@@ -183,17 +234,63 @@ bg_convert_arg(BgArgConv conv, Oid argtype, const BgKeyColumn *col, Datum arg,
 }
 
 /*
+ * The call-site cache, allocated empty if there is none yet, knowing which
+ * function is called: the "any" variant or the untyped one.
+ */
+static BgCallCache *
+bg_call_site(FunctionCallInfo fcinfo)
+{
+	BgCallCache *cache = (BgCallCache *) fcinfo->flinfo->fn_extra;
+
+	if (cache == NULL)
+	{
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(BgCallCache));
+		fcinfo->flinfo->fn_extra = cache;
+	}
+	if (!cache->text_keys_known)
+	{
+		char	   *name = get_func_name(fcinfo->flinfo->fn_oid);
+
+		/* there are two variants: "any", and bloomguard_untyped_key[] */
+		cache->text_keys = get_func_variadictype(fcinfo->flinfo->fn_oid) != ANYOID;
+		strlcpy(cache->fname, name ? name : "guarded_exists", NAMEDATALEN);
+		cache->text_keys_known = true;
+	}
+	return cache;
+}
+
+/* What an argument's error context names. */
+typedef struct BgArgErrorContext
+{
+	const char *fname;
+	int			argno;			/* 1-based, of the key arguments */
+} BgArgErrorContext;
+
+/* Error context callback: the argument being converted. */
+static void
+bg_arg_error_callback(void *arg)
+{
+	BgArgErrorContext *ctx = (BgArgErrorContext *) arg;
+
+	errcontext("key argument %d of %s()", ctx->argno, ctx->fname);
+}
+
+/*
  * Collect the key arguments (fcinfo args 1..n, or the elements of a
  * VARIADIC array) with their types.  Returns the number of key values.
+ * The untyped variant's elements come back as C strings of type unknown,
+ * to be read with the key type's input function.
  */
 static int
 bg_collect_args(FunctionCallInfo fcinfo, Datum *args, bool *nulls, Oid *types,
 				bool *variadic_array)
 {
+	BgCallCache *site = bg_call_site(fcinfo);
 	int			n;
 	int			i;
 
-	*variadic_array = get_fn_expr_variadic(fcinfo->flinfo);
+	/* the untyped variant's keys are the elements of one array, expanded or not */
+	*variadic_array = site->text_keys || get_fn_expr_variadic(fcinfo->flinfo);
 	if (*variadic_array)
 	{
 		ArrayType  *arr;
@@ -220,6 +317,13 @@ bg_collect_args(FunctionCallInfo fcinfo, Datum *args, bool *nulls, Oid *types,
 			args[i] = elems[i];
 			nulls[i] = elemnulls[i];
 			types[i] = elemtype;
+			if (site->text_keys)
+			{
+				/* a string as given (text's representation), read later */
+				if (!nulls[i])
+					args[i] = CStringGetDatum(TextDatumGetCString(elems[i]));
+				types[i] = UNKNOWNOID;
+			}
 		}
 		return n;
 	}
@@ -274,6 +378,35 @@ bg_arg_collation(FunctionCallInfo fcinfo, int argno, bool variadic_array,
 }
 
 /*
+ * An argument that the SQL query answers (its own type) must be one that
+ * "pk = arg" can compare; if not, say so naming the call, before the query
+ * would fail with its own text and a position inside it.
+ */
+static void
+bg_check_comparable(const BgCallCache *cache, const BgKeyColumn *col,
+					int argno, Oid argtype)
+{
+	Operator	op = oper(NULL, list_make1(makeString("=")), col->typid, argtype,
+						  true, -1);
+
+	if (op != NULL)
+	{
+		ReleaseSysCache(op);
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("key argument %d of %s() is of type %s, which cannot be compared with the key column's type %s",
+					argno + 1, cache->fname, format_type_be(argtype),
+					format_type_be(col->typid)),
+			 errdetail("Column \"%s\" of table \"%s\" has no operator = for type %s.",
+					   get_attname(cache->relid, col->attnum, false),
+					   get_rel_name(cache->relid), format_type_be(argtype)),
+			 errhint("Cast the argument to %s, or pass it as an untyped parameter.",
+					 format_type_be(col->typid))));
+}
+
+/*
  * The call-site cache for this table, key and argument list, built if it
  * is missing or was built for something else.
  */
@@ -281,20 +414,23 @@ static BgCallCache *
 bg_call_cache(FunctionCallInfo fcinfo, Relation rel, const BgKeyDesc *desc,
 			  int nkeyargs, Oid *argtypes, bool variadic_array)
 {
-	BgCallCache *cache = (BgCallCache *) fcinfo->flinfo->fn_extra;
+	BgCallCache *cache = bg_call_site(fcinfo);
+	bool		text_keys = cache->text_keys;
+	char		fname[NAMEDATALEN];
 	int			i;
 
-	if (cache != NULL && cache->relid == RelationGetRelid(rel) &&
+	if (cache->relid == RelationGetRelid(rel) &&
 		cache->indexoid == desc->indexoid &&
 		cache->nargs == nkeyargs && cache->variadic_array == variadic_array &&
 		memcmp(cache->argtypes, argtypes, nkeyargs * sizeof(Oid)) == 0)
 		return cache;
 
-	if (cache == NULL)
-		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(BgCallCache));
-	else
-		memset(cache, 0, sizeof(BgCallCache));
-	fcinfo->flinfo->fn_extra = cache;
+	/* what bg_call_site() knows stays */
+	strlcpy(fname, cache->fname, NAMEDATALEN);
+	memset(cache, 0, sizeof(BgCallCache));
+	cache->text_keys_known = true;
+	cache->text_keys = text_keys;
+	strlcpy(cache->fname, fname, NAMEDATALEN);
 
 	if (nkeyargs != desc->nkeys)
 		ereport(ERROR,
@@ -359,11 +495,16 @@ bg_call_key(FunctionCallInfo fcinfo, Relation rel, const BgKeyDesc *desc,
 		return BG_KEY_SQL;
 	for (i = 0; i < cache->nargs; i++)
 	{
-		BgKeyResult kr = bg_convert_arg(cache->conv[i], cache->argtypes[i],
-										&desc->cols[i], args[i],
-										cache->typinput[i], cache->typioparam[i],
-										&values[i]);
+		BgKeyResult kr;
+		BgArgErrorContext ctx = {cache->fname, i + 1};
+		ErrorContextCallback errcb = {error_context_stack, bg_arg_error_callback, &ctx};
 
+		error_context_stack = &errcb;
+		kr = bg_convert_arg(cache->conv[i], cache->argtypes[i],
+							&desc->cols[i], args[i],
+							cache->typinput[i], cache->typioparam[i],
+							&values[i]);
+		error_context_stack = errcb.previous;
 		if (kr != BG_KEY_OK)
 			return kr;
 	}
@@ -388,13 +529,20 @@ bg_call_sql_params(const BgCallCache *cache, const BgKeyDesc *desc,
 		collations[i] = cache->collation[i];
 		if (cache->conv[i] == BG_ARG_INPUT)
 		{
+			BgArgErrorContext ctx = {cache->fname, i + 1};
+			ErrorContextCallback errcb = {error_context_stack, bg_arg_error_callback, &ctx};
+
+			error_context_stack = &errcb;
 			params[i] = OidInputFunctionCall(cache->typinput[i],
 											 DatumGetCString(args[i]),
 											 cache->typioparam[i], -1);
+			error_context_stack = errcb.previous;
 			types[i] = desc->cols[i].basetype;
 		}
 		else
 		{
+			if (cache->conv[i] == BG_ARG_SQL)
+				bg_check_comparable(cache, &desc->cols[i], i, cache->argtypes[i]);
 			params[i] = args[i];
 			types[i] = cache->argtypes[i];
 		}

@@ -223,6 +223,25 @@ bg_attach_partitioned(Relation rel, int64 capacity, double error_rate)
 }
 
 /*
+ * Adopt a feed trigger that came without its registry row (a schema-only
+ * dump restored, pglogical's structure synchronization): the trigger is
+ * exactly the one attach creates and enabled ALWAYS, and it has been
+ * feeding since it was created (committed), so the table needs only its
+ * registry row and a build, which is a rebuild's: the scan takes the
+ * rows already there, the trigger every key written meanwhile.
+ */
+static void
+bg_attach_adopt(Relation rel, int64 capacity, double error_rate)
+{
+	bg_registry_insert(RelationGetRelid(rel), capacity, error_rate);
+	CommandCounterIncrement();
+	ereport(NOTICE,
+			(errmsg("adopting the existing trigger \"%s\" of table \"%s\"",
+					BLOOMGUARD_TRIGGER_NAME, RelationGetRelationName(rel))));
+	(void) bg_rebuild(rel, capacity, error_rate, false);
+}
+
+/*
  * bloomguard_attach(rel regclass, capacity bigint, error_rate float8)
  */
 Datum
@@ -259,11 +278,21 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("table \"%s\" is already guarded", RelationGetRelationName(rel)),
 				 errhint("Use bloomguard_rebuild() to rebuild or resize its filter.")));
+	if (bg_feed_state(rel) == BG_FEED_IN_PLACE &&
+		rel->rd_rel->relkind == RELKIND_RELATION)
+	{
+		bg_attach_adopt(rel, capacity, error_rate);
+		relation_close(rel, NoLock);
+		PG_RETURN_VOID();
+	}
 	if (bg_feed_state(rel) != BG_FEED_MISSING)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("table \"%s\" already has a trigger named \"%s\"",
 						RelationGetRelationName(rel), BLOOMGUARD_TRIGGER_NAME),
+				 bg_feed_state(rel) == BG_FEED_NOT_ALWAYS ?
+				 errhint("If it is a copy of bloomguard's trigger, enable it with ALTER TABLE %s ENABLE ALWAYS TRIGGER %s and attach again, which adopts it; or remove it with bloomguard_detach().",
+						 bg_qualified_name(rel), BLOOMGUARD_TRIGGER_NAME) :
 				 errhint("Rename or drop that trigger first.")));
 	if (CheckRelationLockedByMe(rel, RowExclusiveLock, true))
 		ereport(ERROR,
@@ -384,7 +413,15 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	}
 	bg_check_owner(rel);
-	bg_require_guarded(rel, NULL, NULL);
+	/* an orphan feed trigger (a schema copy's) is removed as well */
+	if (!bg_registry_lookup(relid, NULL, NULL) &&
+		(bg_feed_state(rel) == BG_FEED_IN_PLACE ||
+		 bg_feed_state(rel) == BG_FEED_NOT_ALWAYS))
+		ereport(NOTICE,
+				(errmsg("table \"%s\" is not guarded; dropping its trigger \"%s\"",
+						RelationGetRelationName(rel), BLOOMGUARD_TRIGGER_NAME)));
+	else
+		bg_require_guarded(rel, NULL, NULL);
 	{
 		Oid			root = bg_partition_guarded_root(relid, NIL);
 

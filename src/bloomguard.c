@@ -214,11 +214,21 @@ _PG_init(void)
 
 	bg_shmem_init();
 	bg_wal_init();
-	bg_persist_init();
+
+	/*
+	 * pg_upgrade starts both clusters with -b, which sets IsBinaryUpgrade
+	 * before the preload libraries load (postmaster.c), and promises to
+	 * leave the old one as it was: no saved filters loaded (a load removes
+	 * the file) or written, no launcher to rebuild, resize or connect to
+	 * databases pg_upgrade is creating.
+	 */
+	if (!IsBinaryUpgrade)
+		bg_persist_init();
 	bg_feed_init();
 	bg_pending_init();
 	bg_statement_init();
 	bg_coverage_init();
 	bg_planner_init();
-	bg_worker_init();
+	if (!IsBinaryUpgrade)
+		bg_worker_init();
 }

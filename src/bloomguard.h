@@ -58,6 +58,9 @@
 #define BG_MAINTENANCE_INTERVAL_MAX		(INT_MAX / 1000)
 #define BG_MIN_CAPACITY				1000	/* floor for a chosen capacity */
 
+/* databases that may wait at once for the launcher's visit (shmem.c) */
+#define BG_MAX_VISIT_REQUESTS		64
+
 /*
  * True for the transaction callback events after which the transaction
  * has ended (or, PREPARE, left this backend): no statement of it runs any
@@ -319,6 +322,8 @@ extern BgSlot *bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode);
 extern int	bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state);
 extern void bg_slot_release(Oid dbid, Oid relid);
 extern void bg_slot_release_database(Oid dbid);
+extern void bg_visit_request(void);
+extern bool bg_visit_wanted(Oid dbid, bool take);
 extern void bg_slot_forget_when_committed(Oid dbid, Oid relid, TransactionId xid);
 extern void bg_slot_sweep(void);
 extern void bg_slot_reset_counters(int index, Oid relid);
@@ -459,6 +464,7 @@ extern Oid	bg_own_trigger_relid;
 extern void bg_coverage_init(void);
 extern BgFeedState bg_feed_state(Relation rel);
 extern BgFeedState bg_feed_state_by_oid(Oid relid);
+extern List *bg_feed_trigger_tables(void);
 extern bool bg_has_children(Relation rel);
 
 /* build.c */
@@ -514,6 +520,10 @@ typedef struct BgCallCache
 	Oid			typioparam[INDEX_MAX_KEYS];
 	Oid			collation[INDEX_MAX_KEYS];	/* the SQL query's, if not the key's */
 	bool		any_sql;
+	/* of the function called, whatever the call: kept across rebuilds */
+	bool		text_keys_known;
+	bool		text_keys;		/* the VARIADIC text[] variant (1.2) */
+	char		fname[NAMEDATALEN];
 } BgCallCache;
 
 extern BgArgConv bg_classify_arg(Oid argtype, const BgKeyColumn *col);

@@ -229,6 +229,36 @@ bg_feed_state_by_oid(Oid relid)
 }
 
 /*
+ * The tables of this database that have a trigger named "bloomguard"
+ * running the feed function, whatever its events or enabled state: the
+ * candidates for orphan feeds (a schema copy carries the trigger without
+ * the registry row).  A scan of pg_trigger, for the health view.
+ */
+List *
+bg_feed_trigger_tables(void)
+{
+	List	   *result = NIL;
+	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	ScanKeyInit(&key, Anum_pg_trigger_tgname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum(BLOOMGUARD_TRIGGER_NAME));
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
+
+		if (bg_is_feed_function(trig->tgfoid))
+			result = lappend_oid(result, trig->tgrelid);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
  * Does rel really have inheritance children?  A query of the table reads
  * their rows too, which its trigger never sees.  relhassubclass alone
  * would do for safety, but it stays set after the last child goes (until

@@ -37,6 +37,9 @@
  *   by someone holding it exclusively: a reader can never see freed
  *   memory.  Swaps, state changes and frees take it exclusively, briefly.
  *
+ * - BgShared->lock also protects the list of databases whose guards want
+ *   the background worker (visit_requests, see bg_visit_request()).
+ *
  * - The lock order is BgShared->lock, then a slot's lock.
  *
  * - The filter bits, n_added and bits_set are atomics (filter.c); the
@@ -89,6 +92,8 @@ typedef struct BgShared
 	pg_atomic_uint32 forgets_pending;	/* slots with a forget_xid */
 	Size		pool_size;		/* bytes of the pool */
 	BgFilterPtr free_list;		/* first free chunk */
+	int			nvisit_requests;
+	Oid			visit_requests[BG_MAX_VISIT_REQUESTS];	/* databases */
 	int			nslots;
 	BgSlot		slots[FLEXIBLE_ARRAY_MEMBER];
 } BgShared;
@@ -169,6 +174,7 @@ bg_shmem_startup(void)
 		bg_shared->next_incarnation = 1;
 		pg_atomic_init_u64(&bg_shared->epoch, 1);
 		pg_atomic_init_u32(&bg_shared->forgets_pending, 0);
+		bg_shared->nvisit_requests = 0;
 		bg_shared->nslots = bg_max_guards;
 		for (i = 0; i < bg_max_guards; i++)
 		{
@@ -557,6 +563,68 @@ bg_slot_release_database(Oid dbid)
 		if (OidIsValid(relid))
 			bg_slot_release(dbid, relid);
 	}
+}
+
+/*
+ * Ask the launcher to send its worker to this database at its next pass:
+ * a lookup met a table whose feed trigger is in place but which has no
+ * slot (a database restored or copied from a template, whose registry
+ * rows came without slots, or an orphan trigger).  Once per backend until
+ * the slot table changes, so a stream of lookups costs one request.
+ */
+void
+bg_visit_request(void)
+{
+	static uint64 requested_epoch = 0;
+	uint64		epoch;
+	int			i;
+
+	if (bg_shared == NULL || !OidIsValid(MyDatabaseId))
+		return;
+	epoch = pg_atomic_read_u64(&bg_shared->epoch);
+	if (epoch == requested_epoch)
+		return;
+	requested_epoch = epoch;
+	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
+	for (i = 0; i < bg_shared->nvisit_requests; i++)
+		if (bg_shared->visit_requests[i] == MyDatabaseId)
+			break;
+	if (i == bg_shared->nvisit_requests && i < BG_MAX_VISIT_REQUESTS)
+		bg_shared->visit_requests[bg_shared->nvisit_requests++] = MyDatabaseId;
+	LWLockRelease(bg_shared->lock);
+}
+
+/*
+ * Does database dbid want the launcher's worker: it has a guard's slot, or
+ * a lookup asked for a visit?  With take, the request is consumed.
+ */
+bool
+bg_visit_wanted(Oid dbid, bool take)
+{
+	bool		wanted = false;
+	int			i;
+
+	LWLockAcquire(bg_shared->lock, take ? LW_EXCLUSIVE : LW_SHARED);
+	for (i = 0; i < bg_shared->nvisit_requests; i++)
+	{
+		if (bg_shared->visit_requests[i] != dbid)
+			continue;
+		wanted = true;
+		if (take)
+			bg_shared->visit_requests[i] =
+				bg_shared->visit_requests[--bg_shared->nvisit_requests];
+		break;
+	}
+	for (i = 0; i < bg_shared->nslots && !wanted; i++)
+	{
+		BgSlot	   *slot = &bg_shared->slots[i];
+
+		/* claiming and freeing take BgShared->lock: state and dbid hold */
+		if (slot->state != BG_STATE_FREE && slot->dbid == dbid)
+			wanted = true;
+	}
+	LWLockRelease(bg_shared->lock);
+	return wanted;
 }
 
 /*

@@ -205,7 +205,11 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode, const BgKeyIdentity *ide
 
 	*slotindex = -1;
 	if (slot == NULL)
+	{
+		/* a feed in place but no slot: the worker should come and look */
+		bg_visit_request();
 		return BG_ANSWER_UNKNOWN;
+	}
 	*slotindex = ref->index;
 	if (slot->state == BG_STATE_READY && BgFilterPtrIsValid(slot->serving))
 	{

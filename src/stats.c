@@ -162,6 +162,7 @@ bg_may_see(Oid relid)
  * Fill a row of version 1.1's columns for a guard: its registry entry
  * (reg, NULL for a slot with no row yet, mid-attach) and its slot copy
  * (c->relid InvalidOid when it has none: not loaded since a restart).
+ * Neither: a table whose feed trigger has no registry row and no slot.
  */
 static void
 bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
@@ -180,6 +181,8 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 		state = "disabled";
 	else if (OidIsValid(c->relid))
 		state = bg_state_name(c->state);
+	else if (reg == NULL)
+		state = "unregistered"; /* an orphan feed trigger */
 	else
 		state = "not_loaded";
 	if (!nf)
@@ -300,7 +303,11 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 				!bg_may_see(reg->relid))
 				continue;
 			if (!bg_slot_copy_rel(reg->relid, &copy))
+			{
 				copy.relid = InvalidOid;
+				/* registered where no backend of ours did (a restore) */
+				bg_visit_request();
+			}
 			bg_stats_emit(rsinfo, version, reg->relid, reg, &copy,
 						  bg_partition_guarded_root(reg->relid, registered));
 		}
@@ -319,6 +326,31 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 		if (registered || !bg_may_see(copy.relid))
 			continue;
 		bg_stats_emit(rsinfo, version, copy.relid, NULL, &copy, InvalidOid);
+	}
+
+	/*
+	 * version 1.1: tables with the feed trigger but neither a registry row
+	 * nor a slot (a schema-only copy); bloomguard_attach() adopts them
+	 */
+	if (version == BG_STATS_V1_1)
+	{
+		foreach(lc, bg_feed_trigger_tables())
+		{
+			Oid			relid = lfirst_oid(lc);
+			BgSlotCopy	copy;
+			bool		registered = false;
+			ListCell   *r;
+
+			foreach(r, registry)
+				registered |= ((BgRegistryEntry *) lfirst(r))->relid == relid;
+			/* a partitioned table's trigger has clones: its leaves have the rows */
+			if (registered || bg_slot_copy_rel(relid, &copy) ||
+				get_rel_relkind(relid) != RELKIND_RELATION || !bg_may_see(relid))
+				continue;
+			memset(&copy, 0, sizeof(copy));
+			copy.relid = InvalidOid;
+			bg_stats_emit(rsinfo, version, relid, NULL, &copy, InvalidOid);
+		}
 	}
 }
 

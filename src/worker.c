@@ -13,10 +13,38 @@
  *
  *	- at startup and then every bloomguard.maintenance_interval, it lists
  *	  the databases that accept connections and, one at a time, starts a
- *	  short-lived worker in each;
+ *	  short-lived worker in those that want one;
  *	- that worker makes one maintenance pass over the database's guards
  *	  (maintain.c): it rebuilds the ones that are not loaded or untrusted
  *	  and resizes the ones past their capacity, never waiting for a lock.
+ *
+ * Which databases want one.  A database whose guards have slots in
+ * shared memory does; one without them is left alone, so that the worker
+ * never gets in the way of DROP DATABASE, ALTER DATABASE ... RENAME or
+ * CREATE DATABASE ... TEMPLATE (which fail while another session is
+ * connected) in a database it has nothing to do in.  But the registry,
+ * not shared memory, says which tables are guarded, and shared memory is
+ * empty at a start whose saved filters were not loaded and after a crash;
+ * so the launcher's first pass (it starts again after a crash) visits
+ * every database, whose worker claims a slot for every registered guard.
+ * After that, registry rows appear without a slot only where no backend
+ * of ours wrote them: a restore of the registry's rows, CREATE DATABASE
+ * from a template, a schema copy with the trigger.  The first lookup of
+ * such a table finds its feed trigger in place and no slot, and asks for a
+ * visit (bg_visit_request()), as does the health view when it lists a
+ * registered guard without a slot.  A standby's guards have slots only once its
+ * own worker has built them (attach runs on the primary), so a standby's
+ * launcher visits every database on every pass; there, replay of DROP
+ * DATABASE ends the sessions in the way itself.
+ *
+ * A worker that is in a database someone wants to drop, rename or copy
+ * leaves at once, as an autovacuum worker does (dropdb() sends those
+ * SIGTERM): those commands take the database's lock in a mode that
+ * conflicts with RowExclusiveLock, the one a new session takes, before
+ * they count the other sessions, and retry the count for 5 seconds.  The
+ * launcher, while it waits for a worker, tries that lock without waiting
+ * every 100 ms, and stops the worker when it cannot have it; it also skips
+ * a database whose lock it cannot have.
  *
  * On a primary it also keeps the WAL in step with bloomguard.wal_log
  * (wal.c): after a reload it writes the switch at once, rather than at the
@@ -50,6 +78,7 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
+#include "access/xlog.h"
 #include "access/xact.h"
 #include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
@@ -181,17 +210,38 @@ bg_start_worker(const char *function, const char *type, const char *name,
 }
 
 /*
+ * Does another session want database dbid to itself (DROP DATABASE, ALTER
+ * DATABASE ... RENAME or SET TABLESPACE, CREATE DATABASE ... TEMPLATE)?
+ * They hold or wait for its lock in a mode that conflicts with the one a
+ * session takes to connect; try that without waiting.
+ */
+static bool
+bg_database_claimed(Oid dbid)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, dbid, 0);
+	if (LockAcquire(&tag, RowExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&tag, RowExclusiveLock, true);
+	return false;
+}
+
+/*
  * Run the per-database worker for dbid and wait for it, on our latch
  * (which the postmaster sets when the worker stops).  On a shutdown
- * request, stop it and return.
+ * request, or when another session wants the database, stop it and
+ * return.  Returns true if the worker ran to its end.
  */
-static void
+static bool
 bg_visit_database(Oid dbid)
 {
 	BackgroundWorkerHandle *handle;
 	char		name[BGW_MAXLEN];
 	pid_t		pid;
 
+	if (bg_database_claimed(dbid))
+		return false;
 	snprintf(name, sizeof(name), "bloomguard worker for database %u", dbid);
 	if (!bg_start_worker("bloomguard_db_worker_main", "bloomguard worker", name,
 						 ObjectIdGetDatum(dbid), &handle))
@@ -199,34 +249,48 @@ bg_visit_database(Oid dbid)
 		ereport(LOG,
 				(errmsg("bloomguard launcher could not start a worker for database %u", dbid),
 				 errhint("You may need to increase max_worker_processes.")));
-		return;
+		return false;
 	}
 	for (;;)
 	{
 		BgwHandleStatus status = GetBackgroundWorkerPid(handle, &pid);
 
 		if (status == BGWH_STOPPED || status == BGWH_POSTMASTER_DIED)
-			return;
+			return status == BGWH_STOPPED;
 		if (ShutdownRequestPending)
 		{
 			TerminateBackgroundWorker(handle);
-			return;
+			return false;
+		}
+		if (bg_database_claimed(dbid))
+		{
+			ereport(DEBUG1,
+					(errmsg_internal("bloomguard launcher: stopping the worker of database %u, which another session wants",
+									 dbid)));
+			/* SIGTERM; it needs no cleanup that an error would not do */
+			TerminateBackgroundWorker(handle);
+			(void) WaitForBackgroundWorkerShutdown(handle);
+			return false;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1000L, PG_WAIT_EXTENSION);
+						 100L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 }
 
 /*
- * The launcher's main loop: a pass over every database, then a sleep of
- * bloomguard.maintenance_interval.  It holds no lock and no transaction
- * while it waits, and leaves quietly on a shutdown request.
+ * The launcher's main loop: a pass over the databases that want a worker
+ * (every database at the first pass, and on a standby; see the file
+ * header), then a sleep of bloomguard.maintenance_interval.  It holds no
+ * lock and no transaction while it waits, and leaves quietly on a
+ * shutdown request.
  */
 void
 bloomguard_launcher_main(Datum main_arg)
 {
 	MemoryContext passcxt;
+	List	   *undiscovered = NIL; /* not yet visited to the end */
+	bool		first = true;
 
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -254,11 +318,26 @@ bloomguard_launcher_main(Datum main_arg)
 
 		MemoryContextReset(passcxt);
 		dbs = bg_database_list(passcxt);
+		if (first)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+
+			undiscovered = list_copy(dbs);
+			MemoryContextSwitchTo(oldcxt);
+			first = false;
+		}
 		foreach(lc, dbs)
 		{
+			Oid			dbid = lfirst_oid(lc);
+			bool		discover = list_member_oid(undiscovered, dbid);
+
 			if (ShutdownRequestPending)
 				break;
-			bg_visit_database(lfirst_oid(lc));
+			/* bg_visit_wanted() always, to consume the request */
+			if (!bg_visit_wanted(dbid, true) && !discover && !RecoveryInProgress())
+				continue;
+			if (bg_visit_database(dbid) && discover)
+				undiscovered = list_delete_oid(undiscovered, dbid);
 		}
 
 		/* the first pass always runs; zero disables the ones after it */
