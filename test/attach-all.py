@@ -20,6 +20,7 @@
 # Exit status 1 on any difference, unclean refusal or lost connection.
 import os
 import sys
+import time
 
 import psycopg2
 
@@ -59,9 +60,17 @@ failures = 0
 lost = 0
 
 
-# Connect with the settings every check uses.
+# Connect with the settings every check uses (waiting up to two minutes
+# for a server that restarts after a crash).
 def connect(transparent=True):
-    conn = psycopg2.connect(DSN)
+    for i in range(120):
+        try:
+            conn = psycopg2.connect(DSN)
+            break
+        except psycopg2.OperationalError:
+            if i == 119:
+                raise
+            time.sleep(1)
     conn.autocommit = True
     cur = conn.cursor()
     cur.execute("SET statement_timeout = '120s'")
@@ -110,14 +119,14 @@ for oid, name, kind, ispart in tables:
     try:
         cur.execute("SELECT bloomguard_attach(%s::oid::regclass)", (oid,))
         guarded.append((oid, name, "attached" + (" (partitioned)" if kind == "p" else "")))
-    except psycopg2.OperationalError as e:
-        unclean.append((name, "connection lost", str(e).strip()))
-        lost += 1
-        main = connect()
-        cur = main.cursor()
     except psycopg2.Error as e:
         msg = e.diag.message_primary or str(e).strip()
-        if e.pgcode is None or e.pgcode.startswith("XX"):
+        if main.closed:
+            unclean.append((name, "connection lost", msg.splitlines()[0]))
+            lost += 1
+            main = connect()
+            cur = main.cursor()
+        elif e.pgcode is None or e.pgcode.startswith("XX") or e.pgcode == "57014":
             unclean.append((name, e.pgcode, msg))
         else:
             refused.append((name, e.pgcode, msg))
@@ -256,15 +265,16 @@ SELECT count(*) FILTER (WHERE present),
             failures += 1
         print("%-36s %6d %6d %6d %6d %7d %5s" % (name[:36], npres, nabs, answered, unknown,
                                                  len(keys), "yes" if wrapped else "no"))
-    except psycopg2.OperationalError as e:
+    except psycopg2.Error as e:
+        if not (main.closed or on.closed or off.closed):
+            print("ERROR checking %s: %s %s" % (name, e.pgcode, str(e).strip()))
+            failures += 1
+            continue
         print("CONNECTION LOST checking %s: %s" % (name, str(e).strip()))
         lost += 1
         failures += 1
         main, on, off = connect(), connect(True), connect(False)
         cur, con, coff = main.cursor(), on.cursor(), off.cursor()
-    except psycopg2.Error as e:
-        print("ERROR checking %s: %s %s" % (name, e.pgcode, str(e).strip()))
-        failures += 1
 
 print()
 print("present keys checked: %d; absent keys: %d (derived %d); filter said 'absent' for %d; "
