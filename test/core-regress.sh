@@ -24,18 +24,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 PG_SRC=${PG_SRC:-/var/cache/bloomguard-test/pg15-assert-src/tree}
 export PG_SRC
 
-if [ "${1:-}" != --as-postgres ]; then
-	bg_install_deps python3-psycopg2 || exit 1
-	work=$(bg_copy_for_postgres "$top")
-	bg_build_install "$work" || { echo "0 passed, 1 failed"; exit 1; }
-	chown -R postgres:postgres "$work"
-	bg_as_postgres "PG_SRC='$PG_SRC' CORE_REGRESS_ONLY='${CORE_REGRESS_ONLY:-}' CORE_REGRESS_INTERVAL='${CORE_REGRESS_INTERVAL:-}' CORE_REGRESS_ANY_MINOR='${CORE_REGRESS_ANY_MINOR:-}' CORE_REGRESS_SKIP='${CORE_REGRESS_SKIP-event_trigger}' '$work/test/core-regress.sh' --as-postgres"
-	rc=$?
-	rm -rf "$work"
-	exit $rc
-fi
-
 . "$top/test/lib/cluster.sh"
+if [ "${1:-}" != --as-postgres ]; then
+	bg_rerun_as_postgres test/core-regress.sh python3-psycopg2 \
+		"PG_SRC CORE_REGRESS_ONLY CORE_REGRESS_INTERVAL CORE_REGRESS_ANY_MINOR CORE_REGRESS_SKIP"
+fi
 
 regress=$PG_SRC/src/test/regress
 src_version=$(sed -n 's/^#define PG_VERSION "\(.*\)"$/\1/p' "$PG_SRC/src/include/pg_config.h" 2>/dev/null)
@@ -171,11 +164,4 @@ result with-extension $rc
 
 echo
 echo "core-regress: PostgreSQL $pg_version${failed_names:+, failed:$failed_names}"
-echo "$passed passed, $failed failed"
-if [ "$failed" = 0 ]; then
-	bg_cluster_stop "$dir"
-	rm -rf "$dir"
-	exit 0
-fi
-echo "(the cluster, logs and diffs are kept in $dir)"
-exit 1
+bg_cluster_finish "$dir" "$passed" "$failed"

@@ -14,19 +14,11 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib/common.sh"
 
+. "$top/test/lib/cluster.sh"
 if [ "${1:-}" != --as-postgres ]; then
-	bg_install_deps python3-psycopg2 || exit 1
-	work=$(bg_copy_for_postgres "$top")
-	bg_build_install "$work" || { echo "0 passed, 1 failed"; exit 1; }
-	chown -R postgres:postgres "$work"
-	bg_as_postgres "DIFFGEN_STATEMENTS='${DIFFGEN_STATEMENTS:-}' DIFFGEN_SEED='${DIFFGEN_SEED:-}' '$work/test/diffgen.sh' --as-postgres $*"
-	rc=$?
-	rm -rf "$work"
-	exit $rc
+	bg_rerun_as_postgres test/diffgen.sh python3-psycopg2 "DIFFGEN_STATEMENTS DIFFGEN_SEED" "$@"
 fi
 shift
-
-. "$top/test/lib/cluster.sh"
 dir=$(mktemp -d /tmp/bloomguard-diffgen.XXXXXX)
 trap 'bg_cluster_stop "$dir"' EXIT
 bg_cluster_start "$dir" "bloomguard.maintenance_interval = 2" || exit 1
@@ -55,11 +47,4 @@ if [ "$nwarn" != 0 ]; then
 	grep 'WARNING: ' "$dir/server.log" | sed 's/^.*WARNING: */  /' | sort | uniq -c | sort -rn | head -10
 	failed=$((failed + 1))
 fi
-echo "$passed passed, $failed failed"
-if [ "$failed" = 0 ]; then
-	bg_cluster_stop "$dir"
-	rm -rf "$dir"
-	exit 0
-fi
-echo "(the cluster and its log are kept in $dir)"
-exit 1
+bg_cluster_finish "$dir" "$passed" "$failed"

@@ -19,18 +19,10 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib/common.sh"
 
-if [ "${1:-}" != --as-postgres ]; then
-	bg_install_deps sqlsmith || exit 1
-	work=$(bg_copy_for_postgres "$top")
-	bg_build_install "$work" || { echo "0 passed, 1 failed"; exit 1; }
-	chown -R postgres:postgres "$work"
-	bg_as_postgres "SQLSMITH_QUERIES='${SQLSMITH_QUERIES:-}' SQLSMITH_SEED='${SQLSMITH_SEED:-}' '$work/test/sqlsmith.sh' --as-postgres"
-	rc=$?
-	rm -rf "$work"
-	exit $rc
-fi
-
 . "$top/test/lib/cluster.sh"
+if [ "${1:-}" != --as-postgres ]; then
+	bg_rerun_as_postgres test/sqlsmith.sh sqlsmith "SQLSMITH_QUERIES SQLSMITH_SEED"
+fi
 QUERIES=${SQLSMITH_QUERIES:-600}
 SEED=${SQLSMITH_SEED:-$(( (RANDOM << 15) | RANDOM ))}
 dir=$(mktemp -d /tmp/bloomguard-sqlsmith.XXXXXX)
@@ -178,11 +170,4 @@ fi
 nwarn=$(grep -c 'WARNING: ' "$dir/server.log")
 echo "server log warnings: $nwarn"
 grep 'WARNING: ' "$dir/server.log" | sed 's/^.*WARNING: */  /' | sort | uniq -c | sort -rn | head -10
-echo "$passed passed, $failed failed"
-if [ "$failed" = 0 ]; then
-	bg_cluster_stop "$dir"
-	rm -rf "$dir"
-	exit 0
-fi
-echo "(the cluster and its log are kept in $dir)"
-exit 1
+bg_cluster_finish "$dir" "$passed" "$failed"

@@ -40,3 +40,37 @@ bg_cluster_stop() {
 bg_log_crashes() {
 	! grep -E 'TRAP: |terminated by signal|PANIC: |was terminated by exception|server process .* exited with exit code [^01]' "$1"
 }
+
+# As root: install the packages named in $2 (and what every test needs),
+# build and install bloomguard from a postgres-owned copy of $top, run the
+# script $1 (a path under $top) from that copy as the postgres user with
+# --as-postgres and the arguments after $3, passing on the environment
+# variables named in $3; exit with its status.
+bg_rerun_as_postgres() {
+	local script=$1 pkgs=$2 vars=$3 env="" v work rc
+	shift 3
+	bg_install_deps $pkgs || exit 1
+	work=$(bg_copy_for_postgres "$top")
+	bg_build_install "$work" || { echo "0 passed, 1 failed"; exit 1; }
+	chown -R postgres:postgres "$work"
+	for v in $vars; do
+		[ -n "${!v+set}" ] && env="$env $v='${!v}'"
+	done
+	bg_as_postgres "$env '$work/$script' --as-postgres $*"
+	rc=$?
+	rm -rf "$work"
+	exit $rc
+}
+
+# Print the closing line for $2 passed and $3 failed; on success stop the
+# cluster in $1 and remove it, else keep it for a look.  Exits.
+bg_cluster_finish() {
+	echo "$2 passed, $3 failed"
+	if [ "$3" = 0 ]; then
+		bg_cluster_stop "$1"
+		rm -rf "$1"
+		exit 0
+	fi
+	echo "(the cluster, its log and the run's files are kept in $1)"
+	exit 1
+}
