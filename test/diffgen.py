@@ -21,7 +21,7 @@
 # one transaction for all eight tables, now and then rolled back), and the
 # reader looks those up as soon as its snapshot can see them.  The reader
 # writes only even keys of the initial rows and negative keys it makes,
-# so neither session can make the other's statements fail.  Every 250
+# so neither session can make the other's statements fail.  Every 500
 # statements the twins are compared whole, and every key of g_x is asked
 # of the filter.
 #
@@ -183,7 +183,7 @@ def writer():
                 writer_state["commits"] += 1
                 writer_state["last"] = n
             n += 2
-            time.sleep(0.002)
+            time.sleep(0.005)
     except Exception as e:  # reported by the reader
         writer_state["error"] = repr(e)
     conn.close()
@@ -531,7 +531,7 @@ while done < budget:
         k = (e.pgcode, "transaction: " + (e.diag.message_primary or "")[:60])
         errors_same[k] = errors_same.get(k, 0) + 1
     stats[kind] = stats.get(kind, 0) + 1
-    if done % 250 == 0 or done == budget:
+    if done % 500 == 0 or done == budget:
         checks += 1
         for fam, r in whole_check():
             report("whole-table", ["twins of %s: g-u rows, u-g rows, keys 'absent', "

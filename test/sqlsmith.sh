@@ -23,7 +23,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" != --as-postgres ]; then
 	bg_rerun_as_postgres test/sqlsmith.sh sqlsmith "SQLSMITH_QUERIES SQLSMITH_SEED"
 fi
-QUERIES=${SQLSMITH_QUERIES:-600}
+QUERIES=${SQLSMITH_QUERIES:-1500}
 SEED=${SQLSMITH_SEED:-$(( (RANDOM << 15) | RANDOM ))}
 dir=$(mktemp -d /tmp/bloomguard-sqlsmith.XXXXXX)
 trap 'bg_cluster_stop "$dir"' EXIT
