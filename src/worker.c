@@ -53,7 +53,10 @@
  * The launcher follows autoprewarm's and pg_cron's shape: signal handlers,
  * then a WaitLatch loop; SIGHUP rereads the settings.  It waits for each
  * database worker without holding any lock or transaction, so that wait
- * can never be part of a deadlock.
+ * can never be part of a deadlock, and absorbs ProcSignalBarriers while it
+ * waits: DROP DATABASE waits until every process has absorbed its barrier,
+ * and a worker may be waiting for that command's lock, or be busy in
+ * another database for as long as a rebuild takes.
  *
  * The feed worker runs the first transaction of bloomguard_attach()
  * (attach.c): CREATE TRIGGER must commit before the key scan starts.  The
@@ -94,6 +97,7 @@
 #include "storage/dsm.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
+#include "storage/procsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -275,6 +279,13 @@ bg_visit_database(Oid dbid)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 100L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+
+		/*
+		 * DROP DATABASE waits until every process has absorbed its
+		 * barrier; the worker may be waiting for that very command's lock.
+		 */
+		if (ProcSignalBarrierPending)
+			ProcessProcSignalBarrier();
 	}
 }
 
@@ -347,6 +358,8 @@ bloomguard_launcher_main(Datum main_arg)
 						 (timeout > 0 ? WL_TIMEOUT : 0),
 						 timeout, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
+		if (ProcSignalBarrierPending)
+			ProcessProcSignalBarrier();
 	}
 	proc_exit(0);
 }

@@ -1,0 +1,564 @@
+#!/usr/bin/python3
+# A differential query generator for bloomguard (test/diffgen.sh runs it).
+#
+# Every table comes twice: g_<x>, guarded, and u_<x>, its unguarded twin,
+# with the same rows.  x is one of ki (integer key), kt (text key), km
+# (two-column key) and kp (integer key, hash-partitioned in 4).  Every
+# generated statement runs in one REPEATABLE READ transaction:
+#
+#   - a read runs on g_x with bloomguard.transparent on, on g_x with it
+#     off, and on u_x; the three results must be equal;
+#   - a write (UPDATE, DELETE, MERGE, INSERT ... WHERE NOT EXISTS,
+#     writable CTE, a PL/pgSQL function that inserts and then looks up)
+#     runs on g_x (planner path on or off, at random) and on u_x; the
+#     results (RETURNING rows, row counts, errors) must be equal, and the
+#     twins stay equal;
+#   - guarded_exists() and bloomguard_check() on g_x are compared with
+#     EXISTS on u_x for random keys (bloomguard_check must never say
+#     'absent' for a key that is there).
+#
+# Meanwhile a second session inserts new keys into both twins (odd keys,
+# one transaction for all eight tables, now and then rolled back), and the
+# reader looks those up as soon as its snapshot can see them.  The reader
+# writes only even keys of the initial rows and negative keys it makes,
+# so neither session can make the other's statements fail.  Every 500
+# statements the twins are compared whole, and every key of g_x is asked
+# of the filter.
+#
+#   diffgen.py DSN [--seed N] [--statements N] [--long]
+# Exit status 1 on any difference.
+import argparse
+import math
+import os
+import random
+import sys
+import threading
+import time
+
+import psycopg2
+import psycopg2.errors
+
+ap = argparse.ArgumentParser()
+ap.add_argument("dsn")
+ap.add_argument("--seed", type=int, default=None)
+ap.add_argument("--statements", type=int,
+                default=int(os.environ.get("DIFFGEN_STATEMENTS", "3000")))
+ap.add_argument("--long", action="store_true", help="ten times the statements")
+ap.add_argument("--rows", type=int, default=4000)
+args = ap.parse_args()
+seed = args.seed if args.seed is not None else int(time.time() * 1000) % 1000000007
+budget = args.statements * (10 if args.long else 1)
+rng = random.Random(seed)
+print("seed %d, budget %d statements (rerun: --seed %d --statements %d)"
+      % (seed, budget, seed, budget))
+sys.stdout.flush()
+
+FAMILIES = ["ki", "kt", "km", "kp"]
+
+
+def keycols(f):
+    return ["a", "b"] if f == "km" else ["id"]
+
+
+def keytypes(f):
+    return {"ki": ["int"], "kt": ["text"], "km": ["int", "bigint"], "kp": ["int"]}[f]
+
+
+def lits(f, n):
+    """The key of number n, as SQL literals (one per key column)."""
+    if f == "kt":
+        return ["'k%d'::text" % n]
+    if f == "km":
+        # SQL's %, which keeps the dividend's sign
+        return ["%d::int" % int(math.fmod(n, 7)), "%d::bigint" % n]
+    return ["%d::int" % n]
+
+
+def keyexprs(f, e):
+    """The key of number e (an SQL expression), as SQL expressions."""
+    if f == "kt":
+        return ["('k' || (%s)::text)" % e]
+    if f == "km":
+        return ["((%s) %% 7)::int" % e, "(%s)::bigint" % e]
+    return ["(%s)::int" % e]
+
+
+def eq(f, alias, vals):
+    return " AND ".join("%s.%s = %s" % (alias, c, v) for c, v in zip(keycols(f), vals))
+
+
+def values(f, ns):
+    return "(VALUES %s) AS s(%s)" % (
+        ", ".join("(%s)" % ", ".join(lits(f, n)) for n in ns),
+        ", ".join("k%d" % i for i in range(len(keycols(f)))))
+
+
+def join(f, t="t", s="s"):
+    return " AND ".join("%s.%s = %s.k%d" % (t, c, s, i) for i, c in enumerate(keycols(f)))
+
+
+def skey(f, s="s"):
+    return ", ".join("%s.k%d" % (s, i) for i in range(len(keycols(f))))
+
+
+def tkey(f, t="t"):
+    return ", ".join("%s.%s" % (t, c) for c in keycols(f))
+
+
+# ---------------------------------------------------------------- setup
+
+def connect():
+    conn = psycopg2.connect(args.dsn)
+    conn.autocommit = True
+    return conn
+
+
+setup = connect()
+cur = setup.cursor()
+cur.execute("SET client_min_messages = warning")
+cur.execute("CREATE EXTENSION IF NOT EXISTS bloomguard")
+N = args.rows
+for p in ("g", "u"):
+    cur.execute("""
+DROP TABLE IF EXISTS {p}_ki, {p}_kt, {p}_km, {p}_kp CASCADE;
+CREATE TABLE {p}_ki (id int PRIMARY KEY, v text);
+CREATE TABLE {p}_kt (id text PRIMARY KEY, v text);
+CREATE TABLE {p}_km (a int, b bigint, v text, PRIMARY KEY (a, b));
+CREATE TABLE {p}_kp (id int PRIMARY KEY, v text) PARTITION BY HASH (id);
+""".format(p=p))
+    for r in range(4):
+        cur.execute("CREATE TABLE {p}_kp_{r} PARTITION OF {p}_kp FOR VALUES WITH "
+                    "(MODULUS 4, REMAINDER {r})".format(p=p, r=r))
+    for f in FAMILIES:
+        cur.execute("INSERT INTO %s_%s SELECT %s, 'v' || g FROM generate_series(0, %d, 2) g"
+                    % (p, f, ", ".join(keyexprs(f, "g")), 2 * N))
+    # insert and then look up, in PL/pgSQL (static SQL: cached plans)
+    for f in FAMILIES:
+        t = "%s_%s" % (p, f)
+        k = keyexprs(f, "n")
+        k1 = keyexprs(f, "n - 1")
+        look = ("guarded_exists('%s', %s)" % (t, ", ".join(k)) if p == "g"
+                else "EXISTS (SELECT 1 FROM %s x WHERE %s)" % (t, eq(f, "x", k)))
+        cur.execute("""
+CREATE OR REPLACE FUNCTION ins_look_{t}(n int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+BEGIN
+	INSERT INTO {t} VALUES ({k}, 'f' || n);
+	SELECT concat_ws(',', {look},
+	       EXISTS (SELECT 1 FROM {t} x WHERE {eqk}),
+	       EXISTS (SELECT 1 FROM {t} x WHERE {eqk1}),
+	       (SELECT x.v FROM {t} x WHERE {eqk})) INTO r;
+	UPDATE {t} x SET v = v || '+' WHERE {eqk};
+	RETURN r || ',' || (SELECT x.v FROM {t} x WHERE {eqk});
+END $$""".format(t=t, k=", ".join(k), look=look, eqk=eq(f, "x", k), eqk1=eq(f, "x", k1)))
+cur.execute("ANALYZE")
+for f in FAMILIES:
+    cur.execute("SELECT bloomguard_attach('g_%s')" % f)
+cur.execute("SELECT count(*) FROM bloomguard_health WHERE state = 'ready'")
+print("tables: %d rows in each of g_ki, g_kt, g_km, g_kp and their twins; %d guards ready"
+      % (N + 1, cur.fetchone()[0]))
+
+# ---------------------------------------------------------------- writer
+
+writer_state = dict(last=1, commits=0, rollbacks=0, stop=False, error=None)
+
+
+def writer():
+    wr = random.Random(seed + 1)
+    conn = psycopg2.connect(args.dsn)
+    c = conn.cursor()
+    n = 2 * N + 1
+    try:
+        while not writer_state["stop"]:
+            for f in FAMILIES:
+                for p in ("g", "u"):
+                    c.execute("INSERT INTO %s_%s VALUES (%s, 'w%d')"
+                              % (p, f, ", ".join(lits(f, n)), n))
+            if wr.random() < 0.1:
+                conn.rollback()
+                writer_state["rollbacks"] += 1
+            else:
+                conn.commit()
+                writer_state["commits"] += 1
+                writer_state["last"] = n
+            n += 2
+            time.sleep(0.005)
+    except Exception as e:  # reported by the reader
+        writer_state["error"] = repr(e)
+    conn.close()
+
+
+# ---------------------------------------------------------------- statements
+
+neg = [-1]
+
+
+def newneg():
+    neg[0] -= 1
+    return neg[0]
+
+
+def somekey():
+    """A key number: initial (even), the writer's recent ones, the reader's
+    own (negative), or likely absent."""
+    r = rng.random()
+    last = writer_state["last"]
+    if r < 0.35:
+        return 2 * rng.randint(0, N)
+    if r < 0.6:
+        return max(1, last - 2 * rng.randint(0, 40))
+    if r < 0.7:
+        return rng.randint(neg[0], -1)
+    if r < 0.85:
+        return last + rng.randint(1, 200)
+    return 2 * rng.randint(0, N) + 1
+
+
+def somekeys():
+    return [somekey() for _ in range(rng.randint(1, 12))]
+
+
+def evenkey():
+    return 2 * rng.randint(0, N)
+
+
+# each read is a function (family) -> list of SQL texts with {t} for the table
+def r_point(f):
+    return ["SELECT * FROM {t} t WHERE %s" % eq(f, "t", lits(f, somekey()))]
+
+
+def r_in(f):
+    ks = somekeys()
+    if len(keycols(f)) == 1:
+        return ["SELECT * FROM {t} t WHERE t.id IN (%s) ORDER BY 1"
+                % ", ".join(lits(f, n)[0] for n in ks)]
+    return ["SELECT * FROM {t} t WHERE (t.a, t.b) IN (%s) ORDER BY 1, 2"
+            % ", ".join("(%s)" % ", ".join(lits(f, n)) for n in ks)]
+
+
+def r_any(f):
+    ks = somekeys()
+    if len(keycols(f)) == 1:
+        return ["SELECT * FROM {t} t WHERE t.id = ANY (ARRAY[%s]) ORDER BY 1"
+                % ", ".join(lits(f, n)[0] for n in ks)]
+    return ["SELECT * FROM {t} t WHERE t.a = %s AND t.b = ANY (ARRAY[%s]) ORDER BY 1, 2"
+            % (lits(f, ks[0])[0], ", ".join(lits(f, n)[1] for n in ks))]
+
+
+def r_nljoin(f):
+    return ["SELECT %s, t.v FROM %s JOIN {t} t ON %s ORDER BY 1, 2"
+            % (skey(f), values(f, somekeys()), join(f))]
+
+
+def r_anti(f):
+    return ["SELECT %s FROM %s WHERE NOT EXISTS (SELECT 1 FROM {t} t WHERE %s) ORDER BY 1"
+            % (skey(f), values(f, somekeys()), join(f))]
+
+
+def r_semi(f):
+    return ["SELECT %s FROM %s WHERE EXISTS (SELECT 1 FROM {t} t WHERE %s) ORDER BY 1"
+            % (skey(f), values(f, somekeys()), join(f))]
+
+
+def r_leftjoin(f):
+    return ["SELECT %s, t.v FROM %s LEFT JOIN {t} t ON %s ORDER BY 1, 2"
+            % (skey(f), values(f, somekeys()), join(f))]
+
+
+def r_lateral(f):
+    return ["SELECT %s, x.v, x.n FROM %s LEFT JOIN LATERAL (SELECT t.v, count(*) OVER () AS n "
+            "FROM {t} t WHERE %s) x ON true ORDER BY 1, 2" % (skey(f), values(f, somekeys()),
+                                                             join(f))]
+
+
+def r_correlated(f):
+    return ["SELECT %s, (SELECT t.v FROM {t} t WHERE %s), "
+            "(SELECT count(*) FROM {t} t WHERE %s) FROM %s ORDER BY 1"
+            % (skey(f), join(f), join(f), values(f, somekeys()))]
+
+
+def r_selfjoin(f):
+    # the key of one row, looked up again: an inner side fed by the outer
+    ks = ", ".join(lits(f, n)[-1] for n in somekeys())
+    return ["SELECT %s, t2.v FROM {t} t JOIN {t} t2 ON %s WHERE t.%s IN (%s) ORDER BY 1, 2"
+            % (tkey(f), " AND ".join("t2.%s = t.%s" % (c, c) for c in keycols(f)),
+               keycols(f)[-1], ks)]
+
+
+def r_cursor(f):
+    return ["DECLARE c CURSOR FOR SELECT %s, t.v FROM %s LEFT JOIN {t} t ON %s ORDER BY 1, 2"
+            % (skey(f), values(f, somekeys()), join(f)),
+            "FETCH 2 FROM c", "FETCH ALL FROM c", "CLOSE c"]
+
+
+def r_prepared(f):
+    # a generic plan (plan_cache_mode is forced now and then), with the
+    # planner path decided when it was made, not when it runs
+    ks = lits(f, somekey())
+    return ["EXECUTE look_{t}(%s)" % ", ".join(ks)]
+
+
+def r_for_update(f):
+    return ["SELECT * FROM {t} t WHERE %s FOR UPDATE" % eq(f, "t", lits(f, evenkey()))]
+
+
+# writes: keys the writer never touches (even initial ones, the reader's
+# own negative ones, or new negative ones)
+def mykey():
+    return evenkey() if rng.random() < 0.6 or neg[0] == -1 else rng.randint(neg[0], -2)
+
+
+def w_update(f):
+    return ["UPDATE {t} t SET v = t.v || '.' WHERE %s RETURNING *" % eq(f, "t", lits(f, mykey()))]
+
+
+def w_update_pk(f):
+    n = newneg()
+    return ["UPDATE {t} t SET %s WHERE %s RETURNING *"
+            % (", ".join("%s = %s" % (c, v) for c, v in zip(keycols(f), lits(f, n))),
+               eq(f, "t", lits(f, mykey())))]
+
+
+def w_delete(f):
+    return ["DELETE FROM {t} t WHERE %s RETURNING *" % eq(f, "t", lits(f, mykey()))]
+
+
+def w_merge(f):
+    n = mykey() if rng.random() < 0.5 else newneg()
+    return ["MERGE INTO {t} t USING (SELECT %s, 'm' AS v) s ON %s "
+            "WHEN MATCHED THEN UPDATE SET v = t.v || s.v "
+            "WHEN NOT MATCHED THEN INSERT VALUES (%s, s.v)"
+            % (", ".join("%s AS k%d" % (v, i) for i, v in enumerate(lits(f, n))), join(f),
+               skey(f)),
+            "SELECT * FROM {t} t WHERE %s" % eq(f, "t", lits(f, n))]
+
+
+def w_dedup(f):
+    # the README's batch dedup: a nested-loop anti-join feeding an insert
+    ks = [newneg() for _ in range(rng.randint(1, 5))] + [mykey() for _ in range(rng.randint(0, 3))]
+    return ["INSERT INTO {t} SELECT %s, 'd' FROM %s WHERE NOT EXISTS "
+            "(SELECT 1 FROM {t} t WHERE %s) RETURNING *"
+            % (skey(f), values(f, ks), join(f))]
+
+
+def w_cte(f):
+    r = rng.random()
+    if r < 0.33:
+        return ["WITH d AS (DELETE FROM {t} t WHERE %s RETURNING *) "
+                "SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM {t} t WHERE %s)"
+                % (eq(f, "t", lits(f, mykey())), eq(f, "t", lits(f, evenkey())))]
+    if r < 0.66:
+        n = newneg()
+        return ["WITH i AS (INSERT INTO {t} VALUES (%s, 'c') RETURNING *) "
+                "SELECT %s, t.v, (SELECT count(*) FROM i) FROM i LEFT JOIN {t} t ON %s"
+                % (", ".join(lits(f, n)), tkey(f, "i"),
+                   " AND ".join("t.%s = i.%s" % (c, c) for c in keycols(f)))]
+    ks = [mykey() for _ in range(rng.randint(1, 4))]
+    return ["WITH u AS (UPDATE {t} t SET v = t.v || 'u' FROM %s WHERE %s RETURNING %s) "
+            "SELECT u.*, (SELECT x.v FROM {t} x WHERE %s) FROM u ORDER BY 1, 2"
+            % (values(f, ks), join(f), tkey(f),
+               " AND ".join("x.%s = u.%s" % (c, c) for c in keycols(f)))]
+
+
+def w_plpgsql(f):
+    n = newneg()
+    return ["SELECT ins_look_{t}(%d)" % n,
+            "SELECT * FROM {t} t WHERE %s" % eq(f, "t", lits(f, n))]
+
+
+READS = [r_point, r_in, r_any, r_nljoin, r_anti, r_semi, r_leftjoin, r_lateral,
+         r_correlated, r_selfjoin, r_cursor, r_prepared, r_for_update]
+WRITES = [w_update, w_update_pk, w_delete, w_merge, w_dedup, w_cte, w_plpgsql]
+
+# ---------------------------------------------------------------- running
+
+conn = connect()   # transactions are begun and ended explicitly
+cur = conn.cursor()
+cur.execute("SET client_min_messages = warning")
+for p in ("g", "u"):
+    for f in FAMILIES:
+        cur.execute("PREPARE look_%s_%s(%s) AS SELECT * FROM %s_%s t WHERE %s"
+                    % (p, f, ", ".join(keytypes(f)), p, f,
+                       eq(f, "t", ["$%d" % (i + 1) for i in range(len(keycols(f)))])))
+
+diffs = 0
+stats = {}
+errors_same = {}
+shown = [0]
+
+
+def run(stmts, table):
+    """Run the statements on table; their results, or the error's SQLSTATE."""
+    out = []
+    cur.execute("SAVEPOINT s")
+    try:
+        for s in stmts:
+            cur.execute(s.replace("{t}", table))
+            if cur.description is not None:
+                out.append(cur.fetchall())
+            else:
+                out.append(cur.rowcount)
+        cur.execute("RELEASE SAVEPOINT s")
+        return out
+    except psycopg2.Error as e:
+        cur.execute("ROLLBACK TO SAVEPOINT s")
+        # the message names the table or its constraints: say {t} for it
+        return ("error", e.pgcode, (e.diag.message_primary or "").replace(table, "{t}")[:80])
+
+
+wrapped = {}
+
+
+def note_plan(kind, stmt, table):
+    """Once per kind of statement and table: is the planner path in its plan?"""
+    key = (kind, table)
+    if key in wrapped or stmt.split()[0] in ("DECLARE", "FETCH", "CLOSE"):
+        return
+    cur.execute("SAVEPOINT p")
+    try:
+        cur.execute("EXPLAIN (COSTS OFF) " + stmt.replace("{t}", table))
+        wrapped[key] = any("BloomGuard" in r[0] for r in cur.fetchall())
+        cur.execute("RELEASE SAVEPOINT p")
+    except psycopg2.Error:
+        cur.execute("ROLLBACK TO SAVEPOINT p")
+
+
+def report(kind, stmts, results):
+    global diffs
+    diffs += 1
+    if shown[0] < 20:
+        shown[0] += 1
+        print("DIFFERENCE (%s, statement %d):" % (kind, done))
+        for s in stmts:
+            print("   ", s)
+        for label, r in results:
+            print("    %-22s %r" % (label, r if len(repr(r)) < 600 else repr(r)[:600] + "..."))
+        sys.stdout.flush()
+
+
+def settings():
+    # plan shapes: nested loops and index scans most of the time
+    if rng.random() < 0.7:
+        cur.execute("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off; "
+                    "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off")
+    if rng.random() < 0.3:
+        cur.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+
+
+def check_guarded_exists(f):
+    ks = somekeys()
+    g, u = "g_" + f, "u_" + f
+    cur.execute("SELECT %s, guarded_exists('%s', %s), bloomguard_check('%s', %s), "
+                "EXISTS (SELECT 1 FROM %s t WHERE %s) FROM %s ORDER BY 1"
+                % (skey(f), g, skey(f), g, skey(f), u, join(f), values(f, ks)))
+    rows = cur.fetchall()
+    bad = [r for r in rows if r[-3] != r[-1] or (r[-1] and r[-2] == "absent")]
+    return bad, rows
+
+
+def whole_check():
+    """The twins equal, and no key of g_x 'absent' in its filter."""
+    bad = []
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    for f in FAMILIES:
+        cur.execute("SELECT (SELECT count(*) FROM (TABLE g_{f} EXCEPT ALL TABLE u_{f}) a), "
+                    "(SELECT count(*) FROM (TABLE u_{f} EXCEPT ALL TABLE g_{f}) b), "
+                    "(SELECT count(*) FROM g_{f} t WHERE bloomguard_check('g_{f}', {k}) = 'absent'), "
+                    "(SELECT count(*) FROM g_{f} t WHERE NOT guarded_exists('g_{f}', {k}))"
+                    .format(f=f, k=tkey(f)))
+        r = cur.fetchone()
+        if any(r):
+            bad.append((f, r))
+    cur.execute("COMMIT")
+    return bad
+
+
+wt = threading.Thread(target=writer, daemon=True)
+wt.start()
+time.sleep(0.2)
+start = time.time()
+done = 0
+checks = 0
+while done < budget:
+    done += 1
+    f = rng.choice(FAMILIES)
+    g, u = "g_" + f, "u_" + f
+    r = rng.random()
+    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+    settings()
+    try:
+        if r < 0.1:
+            kind = "guarded_exists"
+            bad, rows = check_guarded_exists(f)
+            if bad:
+                report(kind, ["guarded_exists / bloomguard_check / EXISTS on %s" % f],
+                       [("key, ge, check, exists", b) for b in bad])
+        elif r < 0.65:
+            gen = rng.choice(READS)
+            kind = gen.__name__
+            stmts = gen(f)
+            cur.execute("SET LOCAL bloomguard.transparent = on")
+            note_plan(kind, stmts[0], g)
+            a = run(stmts, g)
+            cur.execute("SET LOCAL bloomguard.transparent = off")
+            b = run(stmts, g)
+            c = run(stmts, u)
+            if not (a == b == c):
+                report(kind, [s.replace("{t}", g) for s in stmts],
+                       [("guarded, path on", a), ("guarded, path off", b), ("unguarded twin", c)])
+            elif isinstance(a, tuple):
+                errors_same[a[1:]] = errors_same.get(a[1:], 0) + 1
+        else:
+            gen = rng.choice(WRITES)
+            kind = gen.__name__
+            stmts = gen(f)
+            on = rng.random() < 0.7
+            cur.execute("SET LOCAL bloomguard.transparent = %s" % ("on" if on else "off"))
+            if on:
+                note_plan(kind, stmts[0], g)
+            a = run([s.replace("ins_look_{t}", "ins_look_" + g) for s in stmts], g)
+            b = run([s.replace("ins_look_{t}", "ins_look_" + u) for s in stmts], u)
+            if a != b:
+                report(kind, [s.replace("{t}", g) for s in stmts],
+                       [("guarded, path %s" % ("on" if on else "off"), a), ("unguarded twin", b)])
+            elif isinstance(a, tuple):
+                errors_same[a[1:]] = errors_same.get(a[1:], 0) + 1
+        cur.execute("COMMIT")
+    except psycopg2.Error as e:
+        cur.execute("ROLLBACK")
+        kind = "aborted"
+        k = (e.pgcode, "transaction: " + (e.diag.message_primary or "")[:60])
+        errors_same[k] = errors_same.get(k, 0) + 1
+    stats[kind] = stats.get(kind, 0) + 1
+    if done % 500 == 0 or done == budget:
+        checks += 1
+        for fam, r in whole_check():
+            report("whole-table", ["twins of %s: g-u rows, u-g rows, keys 'absent', "
+                                   "keys not guarded_exists" % fam], [("counts", r)])
+    if writer_state["error"]:
+        break
+writer_state["stop"] = True
+wt.join()
+secs = time.time() - start
+
+print("statements: %d in %.1f s (%s)" % (done, secs, ", ".join(
+    "%s %d" % (k, v) for k, v in sorted(stats.items()))))
+print("whole-table checks: %d" % checks)
+print("writer: %d commits, %d rollbacks, last key %d%s"
+      % (writer_state["commits"], writer_state["rollbacks"], writer_state["last"],
+         ", FAILED: " + writer_state["error"] if writer_state["error"] else ""))
+if errors_same:
+    print("errors, the same on every side: %s" % "; ".join(
+        "%s %s x%d" % (k[0], k[1], v) for k, v in sorted(errors_same.items())))
+cur.execute("SELECT sum(checks), sum(shortcuts), sum(source_lookups), sum(fallbacks) "
+            "FROM bloomguard_health")
+print("guards' counters: checks %s, answered by the filter %s, read the table %s, "
+      "fallbacks %s" % cur.fetchone())
+kinds = sorted(set(k for k, t in wrapped))
+print("planner path in the plan (first of each kind, per table ki/kt/km/kp): %s" % ", ".join(
+    "%s %s" % (k, "".join("+" if wrapped.get((k, "g_" + f)) else
+                          ("-" if (k, "g_" + f) in wrapped else ".") for f in FAMILIES))
+    for k in kinds))
+print("differences: %d" % diffs)
+sys.exit(1 if diffs or writer_state["error"] else 0)
