@@ -97,6 +97,20 @@ bg_install_deps() {
 		echo "no pg_config at $PG_CONFIG" >&2
 		return 1
 	fi
+	# pglogical for the TAP test of its apply worker (016), where the
+	# distribution builds it for this version; the test skips that part
+	# without it
+	if bg_pg_is_debian && [ "$(id -u)" = 0 ] &&
+		! dpkg-query -W -f='${Status}' "postgresql-$PG_MAJOR-pglogical" 2>/dev/null | grep -q "install ok installed"; then
+		if apt-cache show "postgresql-$PG_MAJOR-pglogical" >/dev/null 2>&1; then
+			bg_log "installing: postgresql-$PG_MAJOR-pglogical"
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+				"postgresql-$PG_MAJOR-pglogical" >/dev/null ||
+				bg_log "postgresql-$PG_MAJOR-pglogical did not install: TAP 016 skips its pglogical part"
+		else
+			bg_log "no postgresql-$PG_MAJOR-pglogical package: TAP 016 skips its pglogical part"
+		fi
+	fi
 	bg_ensure_postgres_user
 }
 
