@@ -44,6 +44,7 @@ ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./
 # would take hours so: every lookup there reads the catalogs afresh.
 DISCARD_REGRESS = discard
 DISCARD_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-config=$(CURDIR)/test/discard-caches.conf --temp-instance=./tmp_check_discard --outputdir=output_discard
+EXTRA_CLEAN = output_discard tmp_check_discard
 
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
