@@ -33,11 +33,18 @@ EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql sql/bloomguard--1.0--1.1.sql sql/bloomguard--1.1--1.2.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
-REGRESS = attach types writepaths lookup untyped security errors health layout build coverage hardening planner partition cascade upgrade
+REGRESS = attach types writepaths lookup untyped security errors health layout build coverage hardening planner partition cascade upgrade discard
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
 ISOLATION = attach_race rebuild_race attach_deadlock planner_race partition_race partition_midstatement feed_buffer
 ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
+
+# sql/discard.sql again with debug_discard_caches = 1 (assert-enabled
+# servers only; test/run-all.sh --assert).  planner and lookup themselves
+# would take hours so: every lookup there reads the catalogs afresh.
+DISCARD_REGRESS = discard
+DISCARD_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-config=$(CURDIR)/test/discard-caches.conf --temp-instance=./tmp_check_discard --outputdir=output_discard
+EXTRA_CLEAN = output_discard tmp_check_discard
 
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
@@ -81,9 +88,12 @@ dist:
 	python3 $(srcdir)/test/check-meta.py $(srcdir) --zip $(CURDIR)/bloomguard-$(DISTVERSION).zip
 
 # One suite at a time, so that a failing suite does not hide the others.
-.PHONY: installcheck-regress installcheck-isolation installcheck-tap
+.PHONY: installcheck-regress installcheck-isolation installcheck-tap installcheck-discard
 installcheck-regress:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
+
+installcheck-discard:
+	$(pg_regress_installcheck) $(DISCARD_OPTS) $(DISCARD_REGRESS)
 
 installcheck-isolation:
 	$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION)

@@ -183,6 +183,24 @@ SELECT guarded_exists('later', 5) AS found, bloomguard_check('later', 5) AS chec
 DROP TABLE later;
 SELECT count(*) FROM bloomguard_guards;
 
+-- attach without a capacity: each leaf is sized from its own rows (twice
+-- ANALYZE's count); the partitioned table has no storage, and its size is
+-- not asked (an assert-enabled server failed in RelationGetNumberOfBlocks)
+CREATE TABLE hp (id int PRIMARY KEY) PARTITION BY HASH (id);
+CREATE TABLE hp0 PARTITION OF hp FOR VALUES WITH (MODULUS 4, REMAINDER 0);
+CREATE TABLE hp1 PARTITION OF hp FOR VALUES WITH (MODULUS 4, REMAINDER 1);
+CREATE TABLE hp2 PARTITION OF hp FOR VALUES WITH (MODULUS 4, REMAINDER 2);
+CREATE TABLE hp3 PARTITION OF hp FOR VALUES WITH (MODULUS 4, REMAINDER 3);
+INSERT INTO hp SELECT generate_series(1, 4000);
+ANALYZE hp;
+SELECT bloomguard_attach('hp');
+SELECT relation, parent, state, capacity, n_added FROM bloomguard_health ORDER BY 1;
+SELECT relation, capacity FROM bloomguard_guards ORDER BY 1;
+SELECT count(*) FROM generate_series(1, 4000) g
+ WHERE bloomguard_check('hp', g) = 'absent' OR NOT guarded_exists('hp', g);
+SELECT bloomguard_detach('hp');
+DROP TABLE hp;
+
 DROP TABLE pt, pt2, own, nopk;
 DROP ROLE pt_reader;
 DROP FUNCTION explain_guard(text, boolean), path_vs_plain(text);

@@ -323,13 +323,18 @@ bg_keyinfo_acquire(Relation rel)
 		entry->info = NULL;
 	}
 	entry->last_used = ++bg_key_clock;
-	while (!entry->valid)
+	if (!entry->valid)
 	{
 		BgKeyInfo  *info;
 
 		/*
 		 * Mark it valid first: an invalidation that arrives while we build
-		 * (index_open accepts them) clears the flag again, and we rebuild.
+		 * (catalog lookups accept them) clears the flag again, and the next
+		 * call builds again.  This call uses what it built, as it would if
+		 * the invalidation had come just after: the caller's lock keeps the
+		 * key as it is, and the trigger's version is read in one scan.
+		 * Building again here would never end with debug_discard_caches,
+		 * where every catalog lookup invalidates every entry.
 		 */
 		entry->valid = true;
 		PG_TRY();

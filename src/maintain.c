@@ -325,10 +325,14 @@ bg_register_missing_leaves(const char *schema)
  * first (by pg_class.relpages: reading a table's size would lock it).
  * Every registered guard gets a slot, so that the health view can say why
  * one that cannot be built is not.  Returns NIL if the registry is locked.
+ * What outlives SPI_finish() (which frees everything allocated after
+ * SPI_connect()) is allocated outside SPI's context: the list of what to
+ * build in cxt, the list of what is registered in the caller's context.
  */
 static List *
 bg_guards_to_build(MemoryContext cxt)
 {
+	MemoryContext callercxt = CurrentMemoryContext;
 	List	   *todo = NIL;
 	List	   *registered = NIL;
 	Oid			registry = get_relname_relid(BLOOMGUARD_REGISTRY_TABLE,
@@ -363,8 +367,10 @@ bg_guards_to_build(MemoryContext cxt)
 														   SPI_tuptable->tupdesc, 1, &isnull));
 		BgGuardTodo t;
 		BgSlotRef	ref = BG_SLOT_REF_INIT;
+		MemoryContext spicxt = MemoryContextSwitchTo(callercxt);
 
 		registered = lappend_oid(registered, relid);
+		MemoryContextSwitchTo(spicxt);
 
 		if (!bg_slot_find(relid, &ref))
 		{
@@ -378,6 +384,7 @@ bg_guards_to_build(MemoryContext cxt)
 			PG_CATCH();
 			{
 				/* no free slot: the build will say so */
+				MemoryContextSwitchTo(spicxt);
 				FlushErrorState();
 			}
 			PG_END_TRY();

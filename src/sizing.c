@@ -78,16 +78,21 @@ bg_filter_size(int64 capacity, double error_rate,
  * The table's row count as the planner would estimate it now: the last
  * ANALYZE's density times the current number of pages, or, for a table
  * never analyzed, the pages divided by the estimated row width.  Unlike
- * estimate_rel_size() we do not pretend an empty table has ten pages.
+ * estimate_rel_size() we do not pretend an empty table has ten pages.  A
+ * relation without storage (a partitioned table: its leaves are sized one
+ * by one) has no pages to ask about, and no rows of its own.
  */
 double
 bg_estimate_rows(Relation rel)
 {
-	BlockNumber curpages = RelationGetNumberOfBlocks(rel);
+	BlockNumber curpages;
 	double		reltuples = rel->rd_rel->reltuples;
 	BlockNumber relpages = rel->rd_rel->relpages;
 	int32		width;
 
+	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
+		return 0;
+	curpages = RelationGetNumberOfBlocks(rel);
 	if (curpages == 0)
 		return 0;
 	if (reltuples >= 0 && relpages > 0)

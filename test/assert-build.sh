@@ -45,8 +45,16 @@ version=$(dpkg-query -W -f='${Version}' "postgresql-$major")
 prefix=$cache/pg$major-assert
 srcdir=$cache/pg$major-assert-src
 stamp="postgresql-$major $version cassert"
+# one build at a time: a second caller waits, then reuses the first's build
+mkdir -p "$cache"
+exec 8>"$cache/.assert-build.lock"
+flock 8
+# a build is reused only if it is complete and self-contained: an earlier
+# version of this script installed the modules into Debian's own directory
+# (see below), and such a build is made again
 if [ "${ASSERT_REBUILD:-0}" != 1 ] && [ -x "$prefix/bin/pg_config" ] &&
-	[ "$(cat "$prefix/.bloomguard-stamp" 2>/dev/null)" = "$stamp" ]; then
+	[ "$(head -1 "$prefix/.bloomguard-stamp" 2>/dev/null)" = "$stamp" ] &&
+	case $("$prefix/bin/pg_config" --pkglibdir) in "$prefix"/*) true ;; *) false ;; esac; then
 	log "reusing $stamp in $prefix"
 	echo "$prefix/bin/pg_config"
 	exit 0
@@ -88,6 +96,14 @@ fi
 tree=$(find "$srcdir" -maxdepth 1 -mindepth 1 -type d -name "postgresql-$major-*" | head -1)
 [ -x "$tree/configure" ] || { echo "no source tree in $srcdir" >&2; exit 1; }
 ln -sfn "$(basename "$tree")" "$srcdir/tree"
+srcversion=$(sed -n 's/^Version: //p' "$srcdir"/postgresql-"$major"_*.dsc | head -1)
+# Debian's 50-per-version-dirs.patch hard-codes the module directory to
+# /usr/lib/postgresql/NN/lib whatever the prefix: `make install` would put
+# this build's plpgsql.so, pgoutput.so, pgxs and pg_regress over the
+# installed package's.  Put the module directory back under the prefix
+# (and check it below, before anything is installed).
+sed -i 's|^override pkglibdir := /usr/lib/postgresql/@PG_MAJORVERSION@/lib$|override pkglibdir := $(pkglibdir)/postgresql|' \
+	"$tree/src/Makefile.global.in"
 
 log "building $stamp into $prefix"
 t0=$(date +%s)
@@ -95,6 +111,16 @@ t0=$(date +%s)
 	cd "$tree" &&
 		./configure --prefix="$prefix" --enable-cassert --enable-debug --enable-tap-tests \
 			--with-icu CFLAGS="-O1 -g" >configure.log 2>&1 &&
+		dirs=$(make -s --no-print-directory -C src/port -f Makefile -f - show-dirs <<-'EOF'
+			show-dirs: ; @echo $(bindir) $(libdir) $(pkglibdir) $(datadir) $(includedir_server) $(sysconfdir)
+		EOF
+		) &&
+		for d in $dirs; do
+			case $d in "$prefix"/*) ;; *)
+				echo "an install directory outside $prefix: $d" >&2
+				exit 1 ;;
+			esac
+		done &&
 		make -s -j"$(nproc)" >make.log 2>&1 &&
 		make -s install >install.log 2>&1 &&
 		make -s -C src/test/isolation install >>install.log 2>&1 &&
@@ -110,6 +136,6 @@ t0=$(date +%s)
 # the regression suite's output in the source tree
 chmod -R go+rX "$prefix"
 chown -R postgres:postgres "$srcdir" 2>/dev/null || true
-echo "$stamp" >"$prefix/.bloomguard-stamp"
-log "built $("$prefix/bin/pg_config" --version) (assertions on) in $(($(date +%s) - t0)) s"
+printf '%s\nsource %s\n' "$stamp" "$srcversion" >"$prefix/.bloomguard-stamp"
+log "built $("$prefix/bin/pg_config" --version) (assertions on; Debian source $srcversion) in $(($(date +%s) - t0)) s"
 echo "$prefix/bin/pg_config"

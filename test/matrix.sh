@@ -12,6 +12,12 @@
 #     loudly, and does not fail the run.  Inside a root the same
 #     test/run-all.sh runs, benchmark smoke run included (MATRIX_BENCH=0
 #     skips it, and its packages);
+#   - the host's version once more, built with assertions from Debian's
+#     source package (test/assert-build.sh, cached under $BG_CACHE), runs
+#     test/run-all.sh --no-bench --assert: the same suites, then
+#     sql/discard.sql with debug_discard_caches = 1 and, where the checkout
+#     has them, PostgreSQL's own regression suite, SQLsmith and the
+#     differential query generator (MATRIX_ASSERT=0 skips the row);
 #   - 16 has no Debian package: test/pg16-from-source.sh builds it from a
 #     source tree on a developer's machine (not run here).
 #
@@ -25,6 +31,7 @@
 # Environment:
 #   MATRIX_VERSIONS  versions to run in roots          ("17 18")
 #   MATRIX_HOST=0    skip the host run
+#   MATRIX_ASSERT=0  skip the assert-enabled run
 #   MATRIX_SUITES    candidate suites, most preferred first
 #                    ("trixie trixie-backports bookworm-backports testing unstable")
 #   MATRIX_BENCH=0   skip the benchmark smoke run in the roots
@@ -293,6 +300,30 @@ if [ "${MATRIX_HOST:-1}" != 0 ]; then
 	add_result "${hv:-?}" "host ($host_release)" "$log" "-" "$((t1 - t0))" "${hwarn:-?} compiler warnings; bench smoke included"
 fi
 
+# --- the host's version with assertions (test/assert-build.sh; the build
+# is cached, and bloomguard is installed into it, one run at a time)
+if [ "${MATRIX_ASSERT:-1}" != 0 ]; then
+	log=$cache/logs/assert.log
+	say "assert: test/assert-build.sh, then test/run-all.sh --no-bench --assert (log: $log)"
+	t0=$(date +%s)
+	if pgc=$(env -u PG_CONFIG bash "$top/test/assert-build.sh" 2> >(tee "$cache/logs/assert-build.log" >&2)); then
+		t1=$(date +%s)
+		amajor=$(sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p' <<<"$("$pgc" --version)")
+		asrc=$(sed -n 's/^source //p' "$(dirname "$(dirname "$pgc")")/.bloomguard-stamp")
+		PG_CONFIG=$pgc bash "$top/test/run-all.sh" --no-bench --assert 2>&1 | tee "$log"
+		t2=$(date +%s)
+		awarn=$(sed -n 's/^build: \([0-9]*\) compiler warnings$/\1/p' "$log" | tail -1)
+		adisc=$(sed -n 's/^==> discard-caches: \([0-9]*\) s$/\1/p' "$log" | tail -1)
+		add_result "${amajor:-?} assert" "Debian source ${asrc:-?}, cassert" "$log" "$((t1 - t0))" "$((t2 - t1))" \
+			"${awarn:-?} compiler warnings; discard-caches ${adisc:-?} s; no bench"
+	else
+		t1=$(date +%s)
+		loud "the assert-enabled build FAILED (log: $cache/logs/assert-build.log)"
+		ROWS+=("assert|-|FAILED: assert build|$((t1 - t0))|-|$cache/logs/assert-build.log")
+		total_failed=$((total_failed + 1))
+	fi
+fi
+
 # --- the roots
 MIRROR=""
 if [ -n "$versions" ]; then
@@ -363,13 +394,13 @@ fi
 {
 	echo
 	echo "bloomguard test matrix ($(($(date +%s) - t_start)) s in all; logs in $cache/logs)"
-	printf '%-8s | %-40s | %-40s | %7s | %7s | %s\n' version source result "setup s" "tests s" notes
-	printf '%s\n' "---------+------------------------------------------+------------------------------------------+---------+---------+------"
+	printf '%-9s | %-40s | %-40s | %7s | %7s | %s\n' version source result "setup s" "tests s" notes
+	printf '%s\n' "----------+------------------------------------------+------------------------------------------+---------+---------+------"
 	for r in "${ROWS[@]}"; do
 		IFS='|' read -r a b c d e f <<<"$r"
-		printf '%-8s | %-40s | %-40s | %7s | %7s | %s\n' "$a" "$b" "$c" "$d" "$e" "$f"
+		printf '%-9s | %-40s | %-40s | %7s | %7s | %s\n' "$a" "$b" "$c" "$d" "$e" "$f"
 	done
-	printf '%-8s | %-40s | %-40s | %7s | %7s | %s\n' 16 "no Debian package" "not run" - - "test/pg16-from-source.sh SRC (developer machines)"
+	printf '%-9s | %-40s | %-40s | %7s | %7s | %s\n' 16 "no Debian package" "not run" - - "test/pg16-from-source.sh SRC (developer machines)"
 	for v in "${skipped[@]}"; do
 		echo "!!! PostgreSQL $v was SKIPPED: no candidate suite ships it today"
 	done

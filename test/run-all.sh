@@ -11,21 +11,39 @@
 #   test/run-all.sh --no-bench       # without the benchmark smoke run
 #   BG_PACKAGE=0 test/run-all.sh     # without the Debian package suite
 #                                    # (test/package.sh; root only)
-#   test/run-all.sh --all-versions   # 15 here, 17 and 18 in Debian roots
-#                                    # (test/matrix.sh)
+#   test/run-all.sh --all-versions   # 15 here, 17 and 18 in Debian roots,
+#                                    # 15 with assertions (test/matrix.sh)
+#   PG_CONFIG=$(test/assert-build.sh) test/run-all.sh --no-bench --assert
+#                                    # an assert-enabled server, with the
+#                                    # suites of the matrix's assert row
+#
+# --assert adds, after the others: sql/discard.sql (the planner path and
+# the lookups, in small) again with debug_discard_caches = 1, because every
+# backend-local cache must survive an invalidation at any point (make
+# installcheck-discard; planner.sql and lookup.sql themselves would take
+# hours so), and PostgreSQL's own regression
+# suite with the library loaded (test/core-regress.sh), SQLsmith
+# (test/sqlsmith.sh) and the differential query generator
+# (test/diffgen.sh), run as root.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 bench=1
+assert=0
 for arg in "$@"; do
 	case $arg in
 	--all-versions) exec bash "$top/test/matrix.sh" ;;
 	--no-bench) bench=0 ;;
-	*) echo "usage: $0 [--all-versions | --no-bench]" >&2; exit 2 ;;
+	--assert) assert=1 ;;
+	*) echo "usage: $0 [--all-versions | [--no-bench] [--assert]]" >&2; exit 2 ;;
 	esac
 done
 
 . "$top/test/lib/common.sh"
+if [ "$assert" = 1 ] && ! { "$PG_CONFIG" --configure 2>/dev/null || true; } | grep -q -- '--enable-cassert'; then
+	echo "--assert needs a PostgreSQL built with --enable-cassert ($PG_CONFIG is not; test/assert-build.sh makes one)" >&2
+	exit 2
+fi
 
 passed=0
 failed=0
@@ -54,6 +72,8 @@ fi
 chown -R "$(stat -c %U "$work")" "$work"
 bg_log "running tests in $work"
 
+# run_suite NAME COMMAND: run COMMAND in the copy as the postgres user
+# (run_root_suite: as root) and count it
 run_suite() {
 	local name=$1
 	shift
@@ -63,9 +83,20 @@ run_suite() {
 	else
 		failed=$((failed + 1))
 		failed_names="$failed_names $name"
-		for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs; do
+		for f in "$work"/regression.diffs "$work"/output_iso/regression.diffs "$work"/output_discard/regression.diffs; do
 			[ -s "$f" ] && { echo "---- $f"; head -200 "$f"; }
 		done
+	fi
+}
+run_root_suite() {
+	local name=$1
+	shift
+	bg_log "suite: $name"
+	if (cd "$work" && PG_CONFIG=$PG_CONFIG bash -c "$*"); then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failed_names="$failed_names $name"
 	fi
 }
 
@@ -113,6 +144,15 @@ else
 fi
 if [ "$bench" = 1 ] && [ -x "$work/test/bench/run.sh" ]; then
 	run_suite bench-smoke "BENCH_SMOKE=1 test/bench/run.sh"
+fi
+if [ "$assert" = 1 ]; then
+	t0=$(date +%s)
+	run_suite discard-caches "make -s PG_CONFIG='$PG_CONFIG' installcheck-discard &&
+		perl test/check-logs.pl output_discard/log/postmaster.log expected"
+	bg_log "discard-caches: $(($(date +%s) - t0)) s"
+	for s in core-regress sqlsmith diffgen; do
+		run_root_suite "$s" "bash test/$s.sh"
+	done
 fi
 
 finish

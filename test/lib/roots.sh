@@ -146,7 +146,8 @@ make_dev_nodes() {
 copy_source_tree() {
 	mkdir -p "$2" || return 1
 	tar -C "$1" --exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-		--exclude=./tmp_check --exclude=./tmp_check_iso --exclude=./results --exclude=./output_iso \
+		--exclude=./tmp_check --exclude=./tmp_check_iso --exclude=./tmp_check_discard --exclude=./results \
+		--exclude=./output_iso --exclude=./output_discard \
 		--exclude=./log --exclude=./regression.diffs --exclude=./regression.out \
 		--exclude=./test/bench/out --exclude=./demo-out -cf - . |
 		tar -C "$2" -xf -
