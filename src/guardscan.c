@@ -4,7 +4,7 @@
  *	  The BloomGuard custom scan: asks the filter before the index scan it
  *	  wraps (planner.c makes it).
  *
- * On each (re)scan, before the first row is asked for, the node evaluates
+ * On each (re)scan, before the first row is asked for, the node takes
  * the key values of the wrapped scan's conditions, converts them to the
  * key's types as guarded_exists() converts its arguments (args.c), and,
  * if the filter may be trusted (lookup.c's rule, checked here on every
@@ -14,6 +14,14 @@
  * scan runs unchanged and its rows are returned as they are.  A key value
  * that is NULL, or that no value of the key type can equal (5.5 for an
  * integer key), matches no row either.
+ *
+ * The key values are evaluated once per scan, as without the node: where
+ * the wrapped scan computes a value itself at each (re)scan (a runtime
+ * key: a Param, an outer Var, a STABLE function call), the node has the
+ * scan compute its keys first (the ExecReScan() the scan would make at
+ * its first row) and reads the value from the scan key; constant keys are
+ * read as they are.  Only a value that matches no scan key of its column
+ * by type is evaluated here, from custom_exprs.
  *
  * The wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
  * the executor's tree walks see it.  It defers index_beginscan() to its
@@ -35,6 +43,8 @@
  */
 #include "postgres.h"
 
+#include "access/skey.h"
+#include "access/stratnum.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
@@ -57,6 +67,10 @@ typedef struct BgGuardScanState
 	BgKeyInfo  *info;			/* its key, pinned; NULL: never shortcut */
 	BgArgConv	conv[INDEX_MAX_KEYS];
 	Oid			types[INDEX_MAX_KEYS];	/* of the values */
+	ScanKey		skeys[INDEX_MAX_KEYS];	/* the wrapped scan's key of each
+										 * column; NULL: evaluate it here */
+	bool	   *keys_ready;		/* the wrapped scan's RuntimeKeysReady, if it
+								 * has runtime keys */
 	bool		decided;		/* this scan has asked the filter */
 	bool		skip;			/* this scan returns no row */
 	bool		rescan;			/* the wrapped scan must start again */
@@ -107,6 +121,60 @@ bg_create_guard_scan_state(CustomScan *cscan)
 	return (Node *) gs;
 }
 
+/*
+ * Find, for each key column, the wrapped scan's scan key that compares it
+ * by equality with a value of the type custom_exprs has for it (see the
+ * file header); note whether the scan computes keys at each (re)scan.
+ */
+static void
+bg_guard_find_scan_keys(BgGuardScanState *gs)
+{
+	ScanKey		keys;
+	int			nkeys;
+	int			nruntime;
+	bool	   *ready;
+	int			i;
+	int			j;
+
+	if (IsA(gs->scan, IndexScanState))
+	{
+		IndexScanState *iss = (IndexScanState *) gs->scan;
+
+		keys = iss->iss_ScanKeys;
+		nkeys = iss->iss_NumScanKeys;
+		nruntime = iss->iss_NumRuntimeKeys;
+		ready = &iss->iss_RuntimeKeysReady;
+	}
+	else if (IsA(gs->scan, IndexOnlyScanState))
+	{
+		IndexOnlyScanState *ioss = (IndexOnlyScanState *) gs->scan;
+
+		keys = ioss->ioss_ScanKeys;
+		nkeys = ioss->ioss_NumScanKeys;
+		nruntime = ioss->ioss_NumRuntimeKeys;
+		ready = &ioss->ioss_RuntimeKeysReady;
+	}
+	else
+		return;
+	gs->keys_ready = nruntime > 0 ? ready : NULL;
+	for (i = 0; i < gs->info->desc->nkeys; i++)
+	{
+		for (j = 0; j < nkeys; j++)
+		{
+			ScanKey		sk = &keys[j];
+
+			if (sk->sk_attno == i + 1 && sk->sk_strategy == BTEqualStrategyNumber &&
+				(sk->sk_flags & (SK_ROW_HEADER | SK_SEARCHARRAY | SK_SEARCHNULL |
+								 SK_SEARCHNOTNULL | SK_ORDER_BY)) == 0 &&
+				sk->sk_subtype == gs->types[i])
+			{
+				gs->skeys[i] = sk;
+				break;
+			}
+		}
+	}
+}
+
 /* BeginCustomScan: start the wrapped scan and work out the key's conversion. */
 static void
 bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
@@ -151,6 +219,7 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 		gs->conv[i] = bg_classify_arg(type, &gs->info->desc->cols[i]);
 		i++;
 	}
+	bg_guard_find_scan_keys(gs);
 }
 
 /*
@@ -219,12 +288,25 @@ bg_guard_decide(BgGuardScanState *gs)
 	if (gs->info == NULL)
 		return;
 	trusted = bg_guard_trusted(gs);
+	/* the wrapped scan computes its runtime keys, as at its first row */
+	if (gs->keys_ready != NULL && (gs->rescan || !*gs->keys_ready))
+	{
+		ExecReScan(gs->scan);
+		gs->rescan = false;
+	}
 	ResetExprContext(econtext);
 	foreach(lc, gs->values)
 	{
 		bool		isnull;
-		Datum		arg = ExecEvalExprSwitchContext((ExprState *) lfirst(lc),
-													econtext, &isnull);
+		Datum		arg;
+
+		if (gs->skeys[i] != NULL)
+		{
+			isnull = (gs->skeys[i]->sk_flags & SK_ISNULL) != 0;
+			arg = gs->skeys[i]->sk_argument;
+		}
+		else
+			arg = ExecEvalExprSwitchContext((ExprState *) lfirst(lc), econtext, &isnull);
 
 		/* a NULL key equals no row */
 		if (isnull)
