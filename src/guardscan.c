@@ -15,13 +15,14 @@
  * that is NULL, or that no value of the key type can equal (5.5 for an
  * integer key), matches no row either.
  *
- * The key values are evaluated once per scan, as without the node: where
- * the wrapped scan computes a value itself at each (re)scan (a runtime
- * key: a Param, an outer Var, a STABLE function call), the node has the
- * scan compute its keys first (the ExecReScan() the scan would make at
- * its first row) and reads the value from the scan key; constant keys are
- * read as they are.  Only a value that matches no scan key of its column
- * by type is evaluated here, from custom_exprs.
+ * A key value that costs something to compute (a STABLE function call,
+ * an expression) is computed once per scan, as without the node: the node
+ * has the wrapped scan compute its runtime keys first (the ExecReScan()
+ * the scan would make at its first row) and reads the value from the
+ * scan's key for that column.  A Const or a Param (an outer column is one)
+ * is read here from custom_exprs, which costs nothing and leaves a skipped
+ * scan untouched, with no rescan at all; so is a value that matches no
+ * scan key of its column by type.
  *
  * The wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
  * the executor's tree walks see it.  It defers index_beginscan() to its
@@ -122,17 +123,32 @@ bg_create_guard_scan_state(CustomScan *cscan)
 }
 
 /*
- * Find, for each key column, the wrapped scan's scan key that compares it
- * by equality with a value of the type custom_exprs has for it (see the
- * file header); note whether the scan computes keys at each (re)scan.
+ * Is this key value expression one that costs nothing to evaluate twice,
+ * and whose evaluation nobody can see: a Const, a Param (an outer column
+ * of a nested loop is one by now), possibly relabelled?
+ */
+static bool
+bg_guard_cheap_value(Node *expr)
+{
+	while (IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	return IsA(expr, Const) || IsA(expr, Param);
+}
+
+/*
+ * Find, for each key column whose value is not cheap to evaluate again,
+ * the wrapped scan's scan key that compares it by equality with a value of
+ * the type custom_exprs has for it (see the file header); note whether the
+ * scan then computes keys at each (re)scan.
  */
 static void
-bg_guard_find_scan_keys(BgGuardScanState *gs)
+bg_guard_find_scan_keys(BgGuardScanState *gs, List *exprs)
 {
 	ScanKey		keys;
 	int			nkeys;
 	int			nruntime;
 	bool	   *ready;
+	bool		any = false;
 	int			i;
 	int			j;
 
@@ -156,9 +172,10 @@ bg_guard_find_scan_keys(BgGuardScanState *gs)
 	}
 	else
 		return;
-	gs->keys_ready = nruntime > 0 ? ready : NULL;
 	for (i = 0; i < gs->info->desc->nkeys; i++)
 	{
+		if (bg_guard_cheap_value((Node *) list_nth(exprs, i)))
+			continue;
 		for (j = 0; j < nkeys; j++)
 		{
 			ScanKey		sk = &keys[j];
@@ -169,10 +186,12 @@ bg_guard_find_scan_keys(BgGuardScanState *gs)
 				sk->sk_subtype == gs->types[i])
 			{
 				gs->skeys[i] = sk;
+				any = true;
 				break;
 			}
 		}
 	}
+	gs->keys_ready = any && nruntime > 0 ? ready : NULL;
 }
 
 /* BeginCustomScan: start the wrapped scan and work out the key's conversion. */
@@ -219,7 +238,7 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 		gs->conv[i] = bg_classify_arg(type, &gs->info->desc->cols[i]);
 		i++;
 	}
-	bg_guard_find_scan_keys(gs);
+	bg_guard_find_scan_keys(gs, cscan->custom_exprs);
 }
 
 /*
