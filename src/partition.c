@@ -285,6 +285,8 @@ bg_partition_check_joining(Oid child, Oid parent)
 	ListCell   *lc;
 	Oid			clash = InvalidOid;
 	bool		own = false;
+	char	   *detail;
+	char	   *hint;
 
 	if (get_rel_relkind(parent) != RELKIND_PARTITIONED_TABLE ||
 		!bg_named_trigger(parent, &own))
@@ -312,21 +314,24 @@ bg_partition_check_joining(Oid child, Oid parent)
 	if (!OidIsValid(clash))
 		return;
 	if (bg_registry_lookup(clash, NULL, NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("cannot attach table \"%s\" as a partition of guarded table \"%s\"",
-						get_rel_name(child), get_rel_name(parent)),
-				 errdetail("Table \"%s\" is guarded on its own; the guarded table's trigger \"%s\", which every partition gets, would collide with its trigger.",
-						   get_rel_name(clash), BLOOMGUARD_TRIGGER_NAME),
-				 errhint("Run bloomguard_detach() on \"%s\" first; as a partition it is then guarded as part of \"%s\".",
-						 get_rel_name(clash), get_rel_name(parent))));
+	{
+		detail = psprintf(_("Table \"%s\" is guarded on its own; the guarded table's trigger \"%s\", which every partition gets, would collide with its trigger."),
+						  get_rel_name(clash), BLOOMGUARD_TRIGGER_NAME);
+		hint = psprintf(_("Run bloomguard_detach() on \"%s\" first; as a partition it is then guarded as part of \"%s\"."),
+						get_rel_name(clash), get_rel_name(parent));
+	}
+	else
+	{
+		detail = psprintf(_("Table \"%s\" has a trigger named \"%s\"; the guarded table's trigger of that name, which every partition gets, would collide with it."),
+						  get_rel_name(clash), BLOOMGUARD_TRIGGER_NAME);
+		hint = pstrdup(_("Rename or drop that trigger first."));
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("cannot attach table \"%s\" as a partition of guarded table \"%s\"",
 					get_rel_name(child), get_rel_name(parent)),
-			 errdetail("Table \"%s\" has a trigger named \"%s\"; the guarded table's trigger of that name, which every partition gets, would collide with it.",
-					   get_rel_name(clash), BLOOMGUARD_TRIGGER_NAME),
-			 errhint("Rename or drop that trigger first.")));
+			 errdetail_internal("%s", detail),
+			 errhint("%s", hint)));
 }
 
 /*
