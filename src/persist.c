@@ -11,9 +11,8 @@
  * (BG_SAVE_FILE) holds a header (magic, format version, the bit layout,
  * the system identifier, the identity of the run that wrote it, what kind
  * of shutdown it was, the LSN the filters are complete up to) and, per
- * filter, the table's identity (database,
- * relation, relfilenode, key identity), its sizing and seed, the bits,
- * and a checksum.  It is written to a temporary file and renamed with
+ * filter, the table's identity (database, relation, relfilenode, key
+ * identity), its sizing and seed, the bits, and a checksum.  It is written to a temporary file and renamed with
  * durable_rename(); it is removed as soon as it has been read, loaded or
  * not, so that a crash restart within the same postmaster, or any later
  * start, can never load it again.
