@@ -200,6 +200,41 @@ SELECT count(*) FROM generate_series(1, 4000) g
  WHERE bloomguard_check('hp', g) = 'absent' OR NOT guarded_exists('hp', g);
 SELECT bloomguard_detach('hp');
 DROP TABLE hp;
+-- a table with a trigger named bloomguard of its own (a guard, or a
+-- user's trigger) cannot join a guarded tree, whose trigger every
+-- partition gets under that name: bloomguard says so, and how to proceed
+CREATE TABLE pm (id int PRIMARY KEY) PARTITION BY RANGE (id);
+CREATE TABLE pm_1 PARTITION OF pm FOR VALUES FROM (0) TO (100);
+SELECT bloomguard_attach('pm');
+CREATE TABLE pm_5 (id int PRIMARY KEY);
+INSERT INTO pm_5 SELECT generate_series(500, 520);
+SELECT bloomguard_attach('pm_5');
+ALTER TABLE pm ATTACH PARTITION pm_5 FOR VALUES FROM (500) TO (600);
+-- nothing changed: pm_5 keeps its own guard, and answers
+SELECT relation, parent, state FROM bloomguard_health WHERE relation::text LIKE 'pm%' ORDER BY 1;
+SELECT guarded_exists('pm_5', 510) AS found, bloomguard_check('pm_5', 530) AS absent;
+-- as the hint says: detach its guard, then it joins and is guarded as a leaf
+SELECT bloomguard_detach('pm_5');
+ALTER TABLE pm ATTACH PARTITION pm_5 FOR VALUES FROM (500) TO (600);
+SELECT bloomguard_rebuild('pm');
+SELECT relation, parent, state FROM bloomguard_health WHERE relation::text LIKE 'pm%' ORDER BY 1;
+SELECT guarded_exists('pm', 510) AS found, bloomguard_check('pm', 530) AS absent;
+-- a partitioned table with a leaf guarded on its own: the error names the leaf
+CREATE TABLE pm_sub (id int PRIMARY KEY) PARTITION BY RANGE (id);
+CREATE TABLE pm_sub_1 (id int PRIMARY KEY);
+SELECT bloomguard_attach('pm_sub_1');
+ALTER TABLE pm_sub ATTACH PARTITION pm_sub_1 FOR VALUES FROM (600) TO (700);
+ALTER TABLE pm ATTACH PARTITION pm_sub FOR VALUES FROM (600) TO (800);
+-- a user's trigger of that name
+CREATE FUNCTION pm_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TABLE pm_9 (id int PRIMARY KEY);
+CREATE TRIGGER bloomguard AFTER INSERT ON pm_9 FOR EACH ROW EXECUTE FUNCTION pm_noop();
+ALTER TABLE pm ATTACH PARTITION pm_9 FOR VALUES FROM (900) TO (1000);
+-- detaching a leaf of the tree (whose trigger is the clone) still works
+ALTER TABLE pm DETACH PARTITION pm_5;
+SELECT count(*) FROM pg_trigger WHERE tgrelid = 'pm_5'::regclass;
+DROP TABLE pm, pm_5, pm_sub, pm_9;
+DROP FUNCTION pm_noop();
 
 DROP TABLE pt, pt2, own, nopk;
 DROP ROLE pt_reader;

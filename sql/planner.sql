@@ -452,6 +452,33 @@ SELECT v, p.*
 SELECT * FROM path_vs_plain('SELECT count(*) FROM pl WHERE id = ANY (''{}''::bigint[])');
 SELECT * FROM path_vs_plain('SELECT count(*) FROM pl WHERE id IN (SELECT unnest(''{42,NULL,43}''::bigint[]))');
 
+-- 7b. A STABLE function as the key is evaluated once per scan, as without
+-- the guard: the node reads the value the wrapped index scan computes.
+-- Each query below prints as many NOTICEs as with bloomguard.transparent
+-- off: one as the planner estimates the condition (not for an outer
+-- column's value), and one per scan, present key or absent, index scan or
+-- index-only scan, and per rescan of a nested loop's inner side.
+CREATE FUNCTION pl_key(k bigint) RETURNS bigint STABLE LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE NOTICE 'pl_key(%)', k;
+  RETURN k;
+END $$;
+SELECT explain_guard('SELECT * FROM pl WHERE id = pl_key(42)');
+SELECT id, v FROM pl WHERE id = pl_key(42);
+SELECT id, v FROM pl WHERE id = pl_key(43);
+SELECT explain_guard('SELECT id FROM pl WHERE id = pl_key(44)');
+SELECT id FROM pl WHERE id = pl_key(44);
+SELECT explain_guard('SELECT b.x, p.v FROM (VALUES (40::bigint), (41)) b(x) CROSS JOIN LATERAL (SELECT v FROM pl WHERE id = pl_key(b.x)) p');
+SELECT b.x, p.v FROM (VALUES (40::bigint), (41)) b(x) CROSS JOIN LATERAL (SELECT v FROM pl WHERE id = pl_key(b.x)) p;
+SELECT * FROM pl_counts \gset before_
+SELECT id, v FROM pl WHERE id = pl_key(45);
+SELECT checks - :before_checks AS checks, shortcuts - :before_shortcuts AS shortcuts FROM pl_counts;
+-- the same number of calls without the guard
+SET bloomguard.transparent = off;
+SELECT id, v FROM pl WHERE id = pl_key(42);
+RESET bloomguard.transparent;
+DROP FUNCTION pl_key(bigint);
+
 -- 8. Prepared statements across attach and detach (attach, rebuild and
 -- detach invalidate the table's cached plans)
 CREATE TABLE ad (id int PRIMARY KEY);
@@ -636,6 +663,7 @@ EXECUTE k2_by_int8(40000);
 EXECUTE pl_upd(46);
 DEALLOCATE ALL;
 RESET plan_cache_mode;
+
 RESET enable_bitmapscan;
 RESET enable_memoize;
 DROP TABLE pl, batch, k2, k4, kn, kt, kv, mc, sw, sw_log, dup, lat, par, ad;

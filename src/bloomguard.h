@@ -456,6 +456,7 @@ extern int64 bg_partition_share(int64 capacity, double rows, double total_rows,
 								int nleaves);
 extern void bg_partition_register(Oid relid);
 extern void bg_partition_recheck(Oid relid);
+extern void bg_partition_check_joining(Oid child, Oid parent);
 extern Oid	bg_route_key(Relation parent, const Datum *values, LOCKMODE lockmode,
 						 bool *routed);
 

@@ -874,6 +874,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	BgFilterPtr old;
 	Size		old_bytes;
 	bool		broken;
+	char		broken_why[sizeof(((BgSlot *) NULL)->last_error)];
 	int			workers = 0;
 	MemoryContext oldcxt = CurrentMemoryContext;
 
@@ -920,6 +921,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 						RelationGetRelationName(rel))));
 	}
 	broken = slot->coverage_broken;
+	strlcpy(broken_why, slot->last_error, sizeof(broken_why));
 	old = slot->serving;
 	old_bytes = slot->serving_bytes;
 	slot->serving = bs->dp;
@@ -959,8 +961,9 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	if (broken)
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the trigger of table \"%s\" changed during the build; the guard stays untrusted",
+				 errmsg("the guard of table \"%s\" stays untrusted after its build",
 						RelationGetRelationName(rel)),
+				 errdetail("The guard was marked untrusted during the build: %s.", broken_why),
 				 errhint("Run bloomguard_rebuild() again.")));
 }
 

@@ -32,7 +32,9 @@
  *
  * On a guarded partitioned table the trigger is cloned onto every
  * partition; the clone's creation (a new partition) and drop (a detached
- * one) are passed on to partition.c, to run just before the commit.
+ * one) are passed on to partition.c, to run just before the commit.  A
+ * table joining a partitioned table (the new pg_inherits row) is passed on
+ * at once, to be refused if the clone's name would collide.
  *
  * Drops are caught here too, in a way no setting can switch off (a
  * sql_drop event trigger does not fire under session_replication_role =
@@ -411,6 +413,14 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 			if (bg_slot_find(objectId, &ref))
 				bg_forget_at_commit(objectId);
 		}
+	}
+	else if (classId == InheritsRelationId && access == OAT_POST_ALTER && arg != NULL)
+	{
+		/* a table joining a partitioned table: the trigger clone's name */
+		Oid			parent = ((ObjectAccessPostAlter *) arg)->auxiliary_id;
+
+		if (OidIsValid(parent))
+			bg_partition_check_joining(objectId, parent);
 	}
 	else if (classId == DatabaseRelationId && access == OAT_DROP)
 		bg_forget_database_at_commit(objectId);

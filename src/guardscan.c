@@ -4,7 +4,7 @@
  *	  The BloomGuard custom scan: asks the filter before the index scan it
  *	  wraps (planner.c makes it).
  *
- * On each (re)scan, before the first row is asked for, the node evaluates
+ * On each (re)scan, before the first row is asked for, the node takes
  * the key values of the wrapped scan's conditions, converts them to the
  * key's types as guarded_exists() converts its arguments (args.c), and,
  * if the filter may be trusted (lookup.c's rule, checked here on every
@@ -35,11 +35,22 @@
  * the wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
  * the executor's tree walks see it; one never initialised is shown by
  * EXPLAIN ANALYZE as "Index Scan Skipped" and the index's name.  The index
- * scan itself defers index_beginscan() to its first fetch.  Under
- * EvalPlanQual the node passes the wrapped scan's rows through untouched
- * (restarting it when the recheck rescanned it).  Backward scans and
- * mark/restore are the wrapped scan's, and a skipped scan stays empty in
- * both.
+ * scan itself defers index_beginscan() to its first fetch.
+ *
+ * A key value that costs something to compute (a STABLE function call,
+ * an expression) is computed once per scan, as without the node: a node
+ * with such a key initialises the wrapped scan at start-up, has it compute
+ * its runtime keys first (the ExecReScan() the scan would make at its
+ * first row) and reads the value from the scan's key for that column.  A
+ * Const or a Param (an outer column is one) is read here from
+ * custom_exprs, which costs nothing and leaves a skipped scan untouched,
+ * with no rescan at all; so is a value that matches no scan key of its
+ * column by type.
+ *
+ * Under EvalPlanQual the node passes the wrapped scan's rows through
+ * untouched (restarting it when the recheck rescanned it).  Backward scans
+ * and mark/restore are the wrapped scan's, and a skipped scan stays empty
+ * in both.
  *
  * Row-level security: where it applies, the filter is not consulted (the
  * planner does not wrap such scans; a cached plan re-checked here falls
@@ -52,6 +63,8 @@
  */
 #include "postgres.h"
 
+#include "access/skey.h"
+#include "access/stratnum.h"
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
@@ -77,6 +90,10 @@ typedef struct BgGuardScanState
 	BgKeyInfo  *info;			/* its key, pinned; NULL: never shortcut */
 	BgArgConv	conv[INDEX_MAX_KEYS];
 	Oid			types[INDEX_MAX_KEYS];	/* of the values */
+	ScanKey		skeys[INDEX_MAX_KEYS];	/* the wrapped scan's key of each
+										 * column; NULL: evaluate it here */
+	bool	   *keys_ready;		/* the wrapped scan's RuntimeKeysReady, if it
+								 * has runtime keys */
 	bool		decided;		/* this scan has asked the filter */
 	bool		skip;			/* this scan returns no row */
 	bool		rescan;			/* the wrapped scan must start again */
@@ -145,6 +162,94 @@ bg_guard_init_scan(BgGuardScanState *gs)
 }
 
 /*
+ * Is this key value expression one that costs nothing to evaluate twice,
+ * and whose evaluation nobody can see: a Const, a Param (an outer column
+ * of a nested loop is one by now), possibly relabelled?
+ */
+static bool
+bg_guard_cheap_value(Node *expr)
+{
+	while (IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	return IsA(expr, Const) || IsA(expr, Param);
+}
+
+/*
+ * Find, for each key column whose value is not cheap to evaluate again,
+ * the wrapped scan's scan key that compares it by equality with a value of
+ * the type custom_exprs has for it (see the file header); note whether the
+ * scan then computes keys at each (re)scan.
+ */
+static void
+bg_guard_find_scan_keys(BgGuardScanState *gs, List *exprs)
+{
+	ScanKey		keys;
+	int			nkeys;
+	int			nruntime;
+	bool	   *ready;
+	bool		any = false;
+	int			i;
+	int			j;
+
+	if (IsA(gs->scan, IndexScanState))
+	{
+		IndexScanState *iss = (IndexScanState *) gs->scan;
+
+		keys = iss->iss_ScanKeys;
+		nkeys = iss->iss_NumScanKeys;
+		nruntime = iss->iss_NumRuntimeKeys;
+		ready = &iss->iss_RuntimeKeysReady;
+	}
+	else if (IsA(gs->scan, IndexOnlyScanState))
+	{
+		IndexOnlyScanState *ioss = (IndexOnlyScanState *) gs->scan;
+
+		keys = ioss->ioss_ScanKeys;
+		nkeys = ioss->ioss_NumScanKeys;
+		nruntime = ioss->ioss_NumRuntimeKeys;
+		ready = &ioss->ioss_RuntimeKeysReady;
+	}
+	else
+		return;
+	for (i = 0; i < gs->info->desc->nkeys; i++)
+	{
+		if (bg_guard_cheap_value((Node *) list_nth(exprs, i)))
+			continue;
+		for (j = 0; j < nkeys; j++)
+		{
+			ScanKey		sk = &keys[j];
+
+			if (sk->sk_attno == i + 1 && sk->sk_strategy == BTEqualStrategyNumber &&
+				(sk->sk_flags & (SK_ROW_HEADER | SK_SEARCHARRAY | SK_SEARCHNULL |
+								 SK_SEARCHNOTNULL | SK_ORDER_BY)) == 0 &&
+				sk->sk_subtype == gs->types[i])
+			{
+				gs->skeys[i] = sk;
+				any = true;
+				break;
+			}
+		}
+	}
+	gs->keys_ready = any && nruntime > 0 ? ready : NULL;
+}
+
+/*
+ * Does any key value cost something to evaluate (see the file header)?
+ */
+static bool
+bg_guard_any_costly(List *exprs)
+{
+	ListCell   *lc;
+
+	foreach(lc, exprs)
+	{
+		if (!bg_guard_cheap_value((Node *) lfirst(lc)))
+			return true;
+	}
+	return false;
+}
+
+/*
  * BeginCustomScan: open the table and work out the key's conversion.  The
  * wrapped scan is initialised here only where it cannot wait for a scan
  * that needs it (see the file header).
@@ -174,7 +279,8 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->rescan = false;
 	gs->slotindex = -1;
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL ||
-		estate->es_epq_active != NULL || wrapped->plan.qual != NIL)
+		estate->es_epq_active != NULL || wrapped->plan.qual != NIL ||
+		bg_guard_any_costly(cscan->custom_exprs))
 	{
 		bg_guard_init_scan(gs);
 		if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL)
@@ -199,6 +305,9 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 		gs->conv[i] = bg_classify_arg(type, &gs->info->desc->cols[i]);
 		i++;
 	}
+	/* a costly key is read from the wrapped scan, initialised above */
+	if (gs->scan != NULL)
+		bg_guard_find_scan_keys(gs, cscan->custom_exprs);
 }
 
 /*
@@ -267,12 +376,25 @@ bg_guard_decide(BgGuardScanState *gs)
 	if (gs->info == NULL)
 		return;
 	trusted = bg_guard_trusted(gs);
+	/* the wrapped scan computes its runtime keys, as at its first row */
+	if (gs->keys_ready != NULL && (gs->rescan || !*gs->keys_ready))
+	{
+		ExecReScan(gs->scan);
+		gs->rescan = false;
+	}
 	ResetExprContext(econtext);
 	foreach(lc, gs->values)
 	{
 		bool		isnull;
-		Datum		arg = ExecEvalExprSwitchContext((ExprState *) lfirst(lc),
-													econtext, &isnull);
+		Datum		arg;
+
+		if (gs->skeys[i] != NULL)
+		{
+			isnull = (gs->skeys[i]->sk_flags & SK_ISNULL) != 0;
+			arg = gs->skeys[i]->sk_argument;
+		}
+		else
+			arg = ExecEvalExprSwitchContext((ExprState *) lfirst(lc), econtext, &isnull);
 
 		/* a NULL key equals no row */
 		if (isnull)

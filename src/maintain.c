@@ -186,6 +186,14 @@ bg_worker_build_attempt(BgGuardTodo *todo, int attempt)
 
 			if (problem)
 				bg_worker_note(todo->relid, problem, false);
+			else if (RecoveryInProgress() &&
+					 rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+			{
+				/* expected, not an error: a standby has no such rows */
+				bg_worker_note(todo->relid,
+							   "a standby has no rows of an unlogged table to build its filter from",
+							   false);
+			}
 			else if (!todo->resize || (capacity = bg_resize_capacity(rel)) > 0)
 			{
 				if (bg_rebuild(rel, capacity, get_float8_nan(), true))

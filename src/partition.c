@@ -52,6 +52,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_trigger.h"
 #include "miscadmin.h"
 #include "partitioning/partbounds.h"
 #include "partitioning/partdesc.h"
@@ -245,6 +246,92 @@ bg_partition_recheck(Oid relid)
 		return;
 	bg_registry_delete(&relid, 1);
 	bg_forget_at_commit(relid);
+}
+
+/*
+ * Does relid have a trigger named bloomguard?  *own says whether it is its
+ * own rather than a clone of a partitioned table's.
+ */
+static bool
+bg_named_trigger(Oid relid, bool *own)
+{
+	HeapTuple	tuple = bg_feed_trigger_tuple(relid);
+
+	if (tuple == NULL)
+		return false;
+	*own = !OidIsValid(((Form_pg_trigger) GETSTRUCT(tuple))->tgparentid);
+	heap_freetuple(tuple);
+	return true;
+}
+
+/*
+ * Table child is joining partitioned table parent: the object access hook
+ * (coverage.c) sees the new pg_inherits row, before ATTACH PARTITION
+ * clones parent's row triggers onto child and its partitions.  If parent
+ * has a trigger named bloomguard (its tree is guarded), a relation of the
+ * new branch with one of its own (a table guarded on its own, or a user's
+ * trigger of that name) would collide with the clone; say so in our own
+ * words rather than let CREATE TRIGGER fail with "already exists".  The
+ * leaf's guard is not adopted: its filter was built under its own
+ * trigger's catalog row, which the clone replaces, and its sizing is not
+ * the tree's.  The hook also runs for DETACH PARTITION, whose partition
+ * still has the clone (not its own), and for CREATE TABLE ... PARTITION
+ * OF, whose new table has no trigger.
+ */
+void
+bg_partition_check_joining(Oid child, Oid parent)
+{
+	List	   *branch;
+	ListCell   *lc;
+	Oid			clash = InvalidOid;
+	bool		own = false;
+	char	   *detail;
+	char	   *hint;
+
+	if (get_rel_relkind(parent) != RELKIND_PARTITIONED_TABLE ||
+		!bg_named_trigger(parent, &own))
+		return;
+	if (bg_named_trigger(child, &own))
+	{
+		if (!own)
+			return;				/* a clone: a partition being detached */
+		clash = child;
+	}
+	else
+	{
+		/* ATTACH PARTITION has locked every partition of child */
+		branch = find_all_inheritors(child, NoLock, NULL);
+		foreach(lc, branch)
+		{
+			if (bg_named_trigger(lfirst_oid(lc), &own) && own)
+			{
+				clash = lfirst_oid(lc);
+				break;
+			}
+		}
+		list_free(branch);
+	}
+	if (!OidIsValid(clash))
+		return;
+	if (bg_registry_lookup(clash, NULL, NULL))
+	{
+		detail = psprintf(_("Table \"%s\" is guarded on its own; the guarded table's trigger \"%s\", which every partition gets, would collide with its trigger."),
+						  get_rel_name(clash), BLOOMGUARD_TRIGGER_NAME);
+		hint = psprintf(_("Run bloomguard_detach() on \"%s\" first; as a partition it is then guarded as part of \"%s\"."),
+						get_rel_name(clash), get_rel_name(parent));
+	}
+	else
+	{
+		detail = psprintf(_("Table \"%s\" has a trigger named \"%s\"; the guarded table's trigger of that name, which every partition gets, would collide with it."),
+						  get_rel_name(clash), BLOOMGUARD_TRIGGER_NAME);
+		hint = pstrdup(_("Rename or drop that trigger first."));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot attach table \"%s\" as a partition of guarded table \"%s\"",
+					get_rel_name(child), get_rel_name(parent)),
+			 errdetail_internal("%s", detail),
+			 errhint("%s", hint)));
 }
 
 /*

@@ -9,10 +9,10 @@
  * same hook.  Filters live in the main shared memory segment (shmem.c),
  * so the postmaster reaches them without attaching anything.  The file
  * (BG_SAVE_FILE) holds a header (magic, format version, the bit layout,
- * the system identifier, what kind of shutdown it was, the LSN the filters
- * are complete up to) and, per filter, the table's identity (database,
- * relation, relfilenode, key identity), its sizing and seed, the bits,
- * and a checksum.  It is written to a temporary file and renamed with
+ * the system identifier, the identity of the run that wrote it, what kind
+ * of shutdown it was, the LSN the filters are complete up to) and, per
+ * filter, the table's identity (database, relation, relfilenode, key
+ * identity), its sizing and seed, the bits, and a checksum.  It is written to a temporary file and renamed with
  * durable_rename(); it is removed as soon as it has been read, loaded or
  * not, so that a crash restart within the same postmaster, or any later
  * start, can never load it again.
@@ -67,6 +67,27 @@
  *	  or recovery.signal) is treated the same way, and only if the WAL
  *	  carried keys when it was saved.
  *
+ * The run identity tells copies of one data directory apart.  pg_control
+ * cannot: two copies of one stopped cluster, each started, given the same
+ * amount of work and stopped, have the same system identifier and state,
+ * and can have the same checkpoint LSN, redo pointer, next XID and OID
+ * (and a checkpoint time of one-second resolution).  So every start of
+ * the postmaster (or of a standalone backend) draws a random 128-bit run
+ * identity (pg_strong_random) and makes it durable in BG_RUN_FILE
+ * (written to a temporary file, durable_rename()) before anything can be
+ * saved; if that fails, nothing is saved in this run.  The saved file
+ * records the identity of the run that wrote it, and a start loads it only
+ * if it carries the identity that BG_RUN_FILE holds at that start, read
+ * before the new one is drawn: the identity of the last run of this very
+ * data directory.  A copy made while the server was stopped holds the
+ * same identity and the same saved file, and loading it is right there
+ * (the data files are those of the shutdown it was written at); from its
+ * first start on, each copy has an identity of its own, so a file saved
+ * by one copy is refused by every other, and by later runs of its own
+ * copy.  A copy made while the server ran holds the identity of that run,
+ * but the run has saved nothing yet, and the copied pg_control does not
+ * show a clean shutdown anyway.
+ *
  * The relfilenode and the key identity are checked against the catalogs
  * at the first lookup or flush of the table (slot.c): a table rewritten
  * since (say, in single-user mode without the library) is not trusted.
@@ -97,7 +118,10 @@
 
 #define BG_SAVE_FILE		PGSTAT_STAT_PERMANENT_DIRECTORY "/bloomguard.filters"
 #define BG_SAVE_MAGIC		0x42474653	/* "BGFS" */
-#define BG_SAVE_VERSION		2	/* 2: the feed trigger's version */
+#define BG_SAVE_VERSION		3	/* 2: the feed trigger's version; 3: the run identity */
+#define BG_RUN_FILE			PGSTAT_STAT_PERMANENT_DIRECTORY "/bloomguard.run"
+#define BG_RUN_MAGIC		0x42475249	/* "BGRI" */
+#define BG_RUN_ID_BYTES		16
 
 /* What kind of shutdown wrote the file. */
 typedef enum BgSaveKind
@@ -113,6 +137,7 @@ typedef struct BgSaveHeader
 	uint32		layout;			/* BLOOM_LAYOUT_VERSION */
 	uint32		kind;			/* BgSaveKind */
 	uint64		system_identifier;
+	uint8		run_id[BG_RUN_ID_BYTES];	/* of the run that wrote the file */
 	XLogRecPtr	lsn;			/* the filters are complete up to here */
 	uint32		wal_log;		/* the WAL carried keys at lsn */
 	uint32		nfilters;
@@ -136,8 +161,20 @@ typedef struct BgSaveEntry
 	pg_crc32c	crc;			/* of the fields above and the words */
 } BgSaveEntry;
 
+/* The contents of BG_RUN_FILE. */
+typedef struct BgRunFile
+{
+	uint32		magic;
+	uint8		run_id[BG_RUN_ID_BYTES];
+	pg_crc32c	crc;			/* of the fields above */
+} BgRunFile;
+
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static bool bg_load_attempted = false;
+
+/* this run's identity, and whether BG_RUN_FILE durably holds it */
+static uint8 bg_run_id[BG_RUN_ID_BYTES];
+static bool bg_run_id_durable = false;
 
 /*
  * Read pg_control from disk into *cf.  Returns false if it cannot be read
@@ -179,6 +216,90 @@ bg_starts_in_recovery(void)
 }
 
 /*
+ * Read the run identity that BG_RUN_FILE holds into id: the identity of
+ * the last run of this data directory.  False if there is none, or it
+ * cannot be read or is not valid; never raises an error.
+ */
+static bool
+bg_read_run_id(uint8 *id)
+{
+	int			fd = OpenTransientFile(BG_RUN_FILE, O_RDONLY | PG_BINARY);
+	BgRunFile	rf;
+	int			nread;
+	pg_crc32c	crc;
+
+	if (fd < 0)
+		return false;
+	nread = read(fd, &rf, sizeof(rf));
+	CloseTransientFile(fd);
+	if (nread != sizeof(rf) || rf.magic != BG_RUN_MAGIC)
+		return false;
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, &rf, offsetof(BgRunFile, crc));
+	FIN_CRC32C(crc);
+	if (!EQ_CRC32C(crc, rf.crc))
+		return false;
+	memcpy(id, rf.run_id, BG_RUN_ID_BYTES);
+	return true;
+}
+
+/*
+ * Draw this run's identity and make it durable in BG_RUN_FILE (see the
+ * file header).  On failure, logs and leaves bg_run_id_durable false: then
+ * nothing is saved at the exit of this run.
+ */
+static void
+bg_new_run_id(void)
+{
+	char		tmp[MAXPGPATH];
+	BgRunFile	rf;
+	int			fd;
+
+	bg_run_id_durable = false;
+	if (!pg_strong_random(bg_run_id, BG_RUN_ID_BYTES))
+	{
+		ereport(LOG,
+				(errmsg("bloomguard: could not generate a random run identity; no filter will be saved at shutdown")));
+		return;
+	}
+	memset(&rf, 0, sizeof(rf));
+	rf.magic = BG_RUN_MAGIC;
+	memcpy(rf.run_id, bg_run_id, BG_RUN_ID_BYTES);
+	INIT_CRC32C(rf.crc);
+	COMP_CRC32C(rf.crc, &rf, offsetof(BgRunFile, crc));
+	FIN_CRC32C(rf.crc);
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", BG_RUN_FILE);
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0 || write(fd, &rf, sizeof(rf)) != sizeof(rf))
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m", tmp),
+				 errdetail("No filter will be saved at shutdown.")));
+		if (fd >= 0)
+			CloseTransientFile(fd);
+		unlink(tmp);
+		return;
+	}
+	if (CloseTransientFile(fd) != 0)
+	{
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m", tmp)));
+		unlink(tmp);
+		return;
+	}
+	/* fsyncs the file, and the directory after the rename */
+	if (durable_rename(tmp, BG_RUN_FILE, LOG) != 0)
+	{
+		unlink(tmp);
+		return;
+	}
+	bg_run_id_durable = true;
+}
+
+/*
  * Exit callback of the postmaster (or a standalone backend): save every
  * trusted filter, if this was a clean shutdown (see the file header).
  */
@@ -216,6 +337,8 @@ bg_persist_save(int code, Datum arg)
 	}
 	else
 		why = "the server did not write a shutdown checkpoint";
+	if (why == NULL && !bg_run_id_durable)
+		why = "this run of the server has no identity in the data directory";
 
 	for (i = 0; i < bg_slot_count(); i++)
 	{
@@ -237,6 +360,7 @@ bg_persist_save(int code, Datum arg)
 	hdr.version = BG_SAVE_VERSION;
 	hdr.layout = BLOOM_LAYOUT_VERSION;
 	hdr.system_identifier = cf.system_identifier;
+	memcpy(hdr.run_id, bg_run_id, BG_RUN_ID_BYTES);
 	hdr.wal_log = bg_wal_announced() ? 1 : 0;
 	hdr.nfilters = nfilters;
 	hdr.entry_size = sizeof(BgSaveEntry);
@@ -303,10 +427,11 @@ error:
 
 /*
  * Why the saved filters described by hdr must not be loaded, given
- * pg_control as read from disk; NULL if they may.
+ * pg_control as read from disk and the identity of the last run of this
+ * data directory (last_run, NULL if none could be read); NULL if they may.
  */
 static const char *
-bg_load_refusal(const BgSaveHeader *hdr)
+bg_load_refusal(const BgSaveHeader *hdr, const uint8 *last_run)
 {
 	ControlFileData cf;
 	pg_crc32c	crc;
@@ -344,6 +469,11 @@ bg_load_refusal(const BgSaveHeader *hdr)
 	}
 	else
 		return "the file is not valid";
+	/* last: pg_control cannot tell copies of this data directory apart */
+	if (last_run == NULL)
+		return "the identity of the last run of this data directory could not be read";
+	if (memcmp(hdr->run_id, last_run, BG_RUN_ID_BYTES) != 0)
+		return "the file was not written by the last run of this data directory (it comes from a copy of it)";
 	return NULL;
 }
 
@@ -411,19 +541,16 @@ bg_load_entries(FILE *file, const BgSaveHeader *hdr)
 
 /*
  * Load the filters saved at the last clean shutdown, if every check holds
- * (see the file header), and remove the file.  Once per postmaster.
+ * (see the file header), and remove the file; last_run is the identity of
+ * the last run of this data directory (NULL if none).
  */
 static void
-bg_persist_load(void)
+bg_persist_load(const uint8 *last_run)
 {
 	FILE	   *file;
 	BgSaveHeader hdr;
 	const char *why;
 	int			loaded = 0;
-
-	if (bg_load_attempted)
-		return;
-	bg_load_attempted = true;
 
 	file = AllocateFile(BG_SAVE_FILE, PG_BINARY_R);
 	if (file == NULL)
@@ -437,7 +564,7 @@ bg_persist_load(void)
 	if (fread(&hdr, sizeof(hdr), 1, file) != 1)
 		why = "the file is not valid";
 	else
-		why = bg_load_refusal(&hdr);
+		why = bg_load_refusal(&hdr, last_run);
 	if (why == NULL)
 	{
 		loaded = bg_load_entries(file, &hdr);
@@ -461,8 +588,10 @@ bg_persist_load(void)
 }
 
 /*
- * shmem_startup_hook: in the postmaster (or a standalone backend), load
- * the saved filters once and arrange to save them at exit.
+ * shmem_startup_hook: in the postmaster (or a standalone backend), once:
+ * read the last run's identity, load the saved filters, and draw this
+ * run's identity; then (again after each crash reinitialization, which
+ * runs the exit callbacks) arrange to save the filters at exit.
  */
 static void
 bg_persist_shmem_startup(void)
@@ -471,7 +600,17 @@ bg_persist_shmem_startup(void)
 		prev_shmem_startup_hook();
 	if (IsUnderPostmaster)
 		return;
-	bg_persist_load();
+	if (!bg_load_attempted)
+	{
+		uint8		last_run[BG_RUN_ID_BYTES];
+		bool		have_last = bg_read_run_id(last_run);
+
+		bg_load_attempted = true;
+		bg_persist_load(have_last ? last_run : NULL);
+		/* pg_upgrade's servers (binary-upgrade mode) write nothing of ours */
+		if (!IsBinaryUpgrade)
+			bg_new_run_id();
+	}
 	on_shmem_exit(bg_persist_save, (Datum) 0);
 }
 

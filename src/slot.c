@@ -139,7 +139,14 @@ bg_slot_index(BgSlotRef *ref, Oid relid)
  * guard becomes untrusted (returns false).  A built filter only records a
  * new one, so that the next save is right: TRUNCATE, VACUUM FULL and
  * CLUSTER rewrite a table without breaking coverage (every key of the new
- * file went through a flush or the scan).
+ * file went through a flush or the scan).  A slot with no relfilenode yet
+ * (claimed by an attach, or after a crash: its first filter is still to
+ * be built) has nothing to check, and records it too.
+ *
+ * The untrust is the loaded filter's alone: a generation being built
+ * scans the table as it is now, so it is not marked broken (a flush
+ * during every attach and every build after a crash would otherwise
+ * untrust a complete new filter).
  */
 static bool
 bg_slot_note_relfilenode(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode)
@@ -149,16 +156,18 @@ bg_slot_note_relfilenode(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode)
 
 	if (slot == NULL)
 		return true;
-	if (!slot->relfilenode_verified && slot->relfilenode != relfilenode)
-		ok = false;
-	else
+	if (!slot->relfilenode_verified && OidIsValid(slot->relfilenode) &&
+		slot->relfilenode != relfilenode)
 	{
-		slot->relfilenode = relfilenode;
-		slot->relfilenode_verified = true;
+		ok = false;
+		if (slot->state == BG_STATE_READY)
+			slot->state = BG_STATE_UNTRUSTED;
+		strlcpy(slot->last_error, "its table was rewritten since the filter was saved",
+				sizeof(slot->last_error));
 	}
+	slot->relfilenode = relfilenode;
+	slot->relfilenode_verified = true;
 	LWLockRelease(&slot->lock);
-	if (!ok)
-		bg_untrust_in(dbid, relid, "its table was rewritten since the filter was saved");
 	return ok;
 }
 

@@ -5,14 +5,16 @@
 # file is loaded only when pg_control, read from disk, shows the very
 # shutdown it was written at: each refusal we can produce is tried with a
 # file planted where it would be read (a copy of an earlier one), and the
-# guard must then come back not_loaded and be rebuilt.  The background
-# worker is off, so every state is exact.
+# guard must then come back not_loaded and be rebuilt.  Copies of the data
+# directory are told apart by the run identity the file carries.  The
+# background worker is off, so every state is exact.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use File::Copy;
+use PostgreSQL::Test::RecursiveCopy;
 use IPC::Run;
 use FindBin;
 use lib "$FindBin::RealBin/../lib";
@@ -232,8 +234,58 @@ $node->start;
 is(states(), 'c:ready:loaded,t:ready:loaded,u:not_loaded:-', 'its own file still loads');
 answers_right('its own file');
 
+# 10. clones: A and B, two copies of one cleanly stopped data directory,
+# each started, given one key of the same size, and stopped.  pg_control
+# cannot tell them apart (the same checkpoint LSN); the run identity can:
+# B's file put into A is refused.  Each copy loads the file of the
+# shutdown it was copied at, and later its own.
 $node->stop;
+ok(-f $file, 'clones: the primary saved its filters');
+PostgreSQL::Test::RecursiveCopy::copypath($node->data_dir, $node->backup_dir . '/cold',
+	filterfn => sub { return $_[0] ne 'log' && $_[0] ne 'postmaster.pid'; });
+my %clone;
+for my $c ([ 'a', 700001 ], [ 'b', 800001 ])
+{
+	my ($name, $key) = @$c;
+	my $n = bg_standby("clone_$name", $node, 'cold', undef, has_streaming => 0);
+	$pos = -s $n->logfile;
+	$n->start;
+	ok($n->log_contains(qr/bloomguard: loaded 2 of 2 filters saved at the last shutdown/, $pos),
+		"clone $name: loads the file of the shutdown it was copied at");
+	$n->safe_psql('postgres', "INSERT INTO t VALUES ($key, 'clone')");
+	$n->stop;
+	ok(-f $n->data_dir . '/pg_stat/bloomguard.filters', "clone $name: saved its filters");
+	$clone{$name} = $n;
+}
+my ($ca, $cb) = @clone{qw(a b)};
+my @ckpt = map {
+	my ($o) = run_command([ 'pg_controldata', $_->data_dir ]);
+	$o =~ /^Latest checkpoint location:\s*(\S+)/m ? $1 : 'none';
+} ($ca, $cb);
+is($ckpt[0], $ckpt[1], "clones: pg_control shows the same checkpoint in both ($ckpt[0])");
+copy($cb->data_dir . '/pg_stat/bloomguard.filters', $ca->data_dir . '/pg_stat/bloomguard.filters')
+  or die;
+$pos = -s $ca->logfile;
+$ca->start;
+ok($ca->log_contains(qr/bloomguard: ignoring the filters saved at the last shutdown: \Qthe file was not written by the last run of this data directory (it comes from a copy of it)\E/, $pos),
+	"clones: B's file is refused by A");
+is($ca->safe_psql('postgres', q{SELECT string_agg(state, ',') FROM bloomguard_health}),
+	'not_loaded,not_loaded,not_loaded', "clones: A loaded nothing of B's");
+is($ca->safe_psql('postgres', q{
+	SELECT bloomguard_check('t', 700001) || ',' || guarded_exists('t', 700001) || ',' ||
+	       (SELECT count(*) FROM t WHERE id = 700001)}),
+	'unknown,true,1', "clones: A's own key is found, by guarded_exists and by the planner path");
+$ca->safe_psql('postgres', q{SELECT bloomguard_rebuild('t'); SELECT bloomguard_rebuild('c')});
+$ca->restart;
+is($ca->safe_psql('postgres', q{SELECT string_agg(relation || ':' || state || ':' || source, ',' ORDER BY relation::text) FROM bloomguard_health WHERE relation <> 'u'::regclass}),
+	'c:ready:loaded,t:ready:loaded', 'clones: a clean restart of A loads its own file');
+is($ca->safe_psql('postgres', q{SELECT bloomguard_check('t', 700001) || ',' || guarded_exists('t', 800001)}),
+	'maybe,false', "clones: A's filter has A's key; B's key is not in A");
+$ca->stop;
+
 bg_check_log($node);
 bg_check_log($restored);
 bg_check_log($other);
+bg_check_log($ca);
+bg_check_log($cb);
 done_testing();
