@@ -37,7 +37,7 @@
  * raises its error here, before any query runs, with a context line
  * naming the function and the argument, never the SQL lookup's text.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

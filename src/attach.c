@@ -36,7 +36,7 @@
  * EXECUTE on them is not granted to PUBLIC: the DBA decides who may.
  * Every function also checks ownership of the table itself.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -45,7 +45,7 @@
  *
  * compat.h hides the differences between PostgreSQL versions.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -7,7 +7,7 @@
  * floor up; a file calls only into files listed above it (bloomguard.c
  * has the module map).
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

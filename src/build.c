@@ -153,7 +153,7 @@
  * generation untrusted (bg_untrust()).  A scan cancelled by a conflict
  * with recovery is abandoned and the worker tries again (maintain.c).
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -7,7 +7,7 @@
  * Every difference in an internal API it uses is hidden here, behind one
  * name, so that the rest of the code has no version tests of its own.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -53,7 +53,7 @@
  * REINDEX CONCURRENTLY) give the key a new index, which lookups notice by
  * comparing the key identity stored with the filter.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

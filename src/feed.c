@@ -43,7 +43,7 @@
  * subtransaction abort keeps the keys written inside it: an extra key
  * costs only a false positive.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -64,7 +64,7 @@
  * key as absent, which is correct, because the adder has not finished
  * adding it yet.  Callers order adds before the row becomes visible.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

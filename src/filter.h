@@ -9,7 +9,7 @@
  * atomic OR so that concurrent adders never lose a bit, and read with
  * plain atomic reads.  Everything else here is arithmetic.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -57,7 +57,7 @@
  * back), so EXPLAIN ANALYZE's counts and the guard's counters say nothing
  * about which keys exist.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -24,7 +24,7 @@
  * that the key type's hash functions keep in fn_extra, so that evicting
  * an entry gives back everything it used.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

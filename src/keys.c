@@ -13,7 +13,7 @@
  * uuid, bytea, and text under a deterministic collation) the bytes are
  * hashed directly with XXH3, which is faster and provably consistent.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

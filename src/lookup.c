@@ -47,7 +47,7 @@
  * at all: guarded_exists() runs the query with the policies applied and
  * counts a fallback, and bloomguard_check() says 'unknown'.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

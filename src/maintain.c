@@ -18,7 +18,7 @@
  * cycle with DDL.  What it cannot do it says in the health view's
  * last_error always, and in the log once per reason, not on every pass.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -37,7 +37,7 @@
  * partitions being detached omitted as the snapshot says, as a query of
  * the partitioned table sees them.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -32,7 +32,7 @@
  * Entries of an aborted subtransaction are dropped; a committed
  * subtransaction's entries move to its parent.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

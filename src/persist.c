@@ -94,7 +94,7 @@
  * Filters of unlogged tables are never saved: crash recovery and promotion
  * reset their contents.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -54,7 +54,7 @@
  * Everything else the trust rule needs is checked at execution, on every
  * rescan (guardscan.c), because cached plans outlive settings and states.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -10,7 +10,7 @@
  * callers check the table's ownership first, with the checks at the end
  * of this file.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

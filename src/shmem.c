@@ -54,7 +54,7 @@
  * fill slots with the filters saved at the last clean shutdown, before any
  * other process exists (bg_slot_restore()).
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -16,7 +16,7 @@
  * keys are re-added (an UPDATE that moves a key back and forth) would grow
  * its filter without bound.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -10,7 +10,7 @@
  * detoast or run a type's hash function, is done by the callers before,
  * never under the lock.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -16,7 +16,7 @@
  *	  inheritance apply as for any query.  With arguments of other types it
  *	  passes them with their own types, so "=" means what it means in SQL.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

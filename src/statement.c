@@ -164,7 +164,7 @@
  * with the replica rule or the waiting of referential actions taken out,
  * sql/cascade.sql's triggers and test/t/016's trip it.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -24,7 +24,7 @@
  * it gets is a false positive.  Probes never touch the table, and say
  * nothing about which keys exist.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -24,7 +24,7 @@
  * before anything else in this backend could need them.  Adding a key
  * whose transaction later rolls back costs only a false positive.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

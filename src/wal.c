@@ -80,7 +80,7 @@
  * state changes are skipped, and nothing is trusted until replay has
  * passed it again.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

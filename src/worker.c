@@ -69,7 +69,7 @@
  * worker's virtual transaction id changes with each transaction it runs,
  * so the caller reads it again after every wait.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */

@@ -13,7 +13,7 @@
  * prints the error's SQLSTATE, message, context, and whether it carries
  * an internal query or a position.
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  */
 #include <stdio.h>
 #include <stdlib.h>

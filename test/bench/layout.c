@@ -21,7 +21,7 @@
  * Output: one tab-separated line per measurement, "fp" or "speed" first.
  * Keys are uniform 128-bit hashes (what XXH3 gives a build).
  *
- * Copyright (c) 2026, bloomguard developers
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
  */
