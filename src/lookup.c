@@ -29,11 +29,11 @@
  *	  fire at the end of the statement, so a query nested inside a writing
  *	  statement can see rows whose keys are not in the filter yet, while
  *	  the statement's own scans cannot (statement.c has the argument);
+ *	  keys whose triggers have fired may still be in this backend's feed
+ *	  buffer, and the lookup flushes the table's first (feed.c);
  *	- session_replication_role is not replica: the logical replication
  *	  apply and table synchronization workers, and pglogical's, write rows
  *	  without passing the hooks that track writers, and run in that role;
- *	  keys whose triggers have fired may still be in this backend's feed
- *	  buffer, and the lookup flushes the table's first (feed.c);
  *	- the isolation level is not SERIALIZABLE: a negative answered from the
  *	  filter would skip the index predicate lock that lets SSI detect a
  *	  concurrent insert of the same key;
