@@ -315,7 +315,6 @@ extern void bg_require_loaded(void);
 extern bool bg_loaded(void);
 extern int	bg_slot_count(void);
 extern BgSlot *bg_slot(int index);
-extern bool bg_slot_find_in(Oid dbid, Oid relid, BgSlotRef *ref);
 extern bool bg_slot_find(Oid relid, BgSlotRef *ref);
 extern BgSlot *bg_slot_lock_in(BgSlotRef *ref, Oid dbid, Oid relid, LWLockMode mode);
 extern BgSlot *bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode);
@@ -328,7 +327,6 @@ extern void bg_slot_forget_when_committed(Oid dbid, Oid relid, TransactionId xid
 extern void bg_slot_sweep(void);
 extern void bg_slot_reset_counters(int index, Oid relid);
 extern Size bg_memory_cap(void);
-extern Size bg_guard_memory_cap(void);
 extern BgFilterPtr bg_filter_alloc(Size bytes, Oid relid, BgFilterPtr away_from);
 extern void bg_filter_free(BgFilterPtr p, Size bytes);
 extern BloomFilter *bg_filter_addr(BgFilterPtr p);
@@ -363,7 +361,6 @@ extern void bg_note_error(Oid relid, const char *why, bool *changed);
 /* wal.c */
 extern void bg_wal_init(void);
 extern void bg_wal_log_assign(bool newval, void *extra);
-extern void bg_wal_sync(void);
 extern void bg_wal_heartbeat(void);
 extern void bg_wal_log_keys(Oid relid, int ncols, const uint64 *keys, int nkeys,
 							const uint64 *moved, int nmoved);

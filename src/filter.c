@@ -393,18 +393,6 @@ bloom_set_bits(BloomFilter *filter, BloomHash hash)
 	return newbits;
 }
 
-/* Add one key. Returns the number of bits newly set. */
-int
-bloom_add(BloomFilter *filter, BloomHash hash)
-{
-	int			newbits = bloom_set_bits(filter, hash);
-
-	pg_atomic_fetch_add_u64(&filter->n_added, 1);
-	if (newbits > 0)
-		pg_atomic_fetch_add_u64(&filter->bits_set, newbits);
-	return newbits;
-}
-
 /*
  * Add n keys, updating the shared counters once.  Each key is one cache
  * line; the line of the key BLOOM_PREFETCH_DISTANCE ahead is prefetched, so

@@ -101,7 +101,6 @@ extern uint64 bloom_hash_bytes(const void *data, size_t len);
 extern BloomHash bloom_hash_key(uint64 seed, const uint64 *colhashes, int ncols);
 extern BloomHash bloom_hash_probe(uint64 seed, uint64 probe);
 
-extern int	bloom_add(BloomFilter *filter, BloomHash hash);
 extern bool bloom_maybe(BloomFilter *filter, BloomHash hash);
 extern void bloom_add_batch(BloomFilter *filter, const BloomHash *hashes, int n);
 extern void bloom_local_add_batch(const BloomFilter *shape, uint64 *words,

@@ -101,7 +101,16 @@ typedef struct BgShared
 static BgShared *bg_shared = NULL;
 static char *bg_pool = NULL;
 
+/* Which memory cap a new filter would exceed (bg_memory_cap_check()). */
+typedef enum BgCapCheck
+{
+	BG_CAP_FITS,
+	BG_CAP_GUARD,				/* bloomguard.max_guard_memory */
+	BG_CAP_TOTAL				/* bloomguard.max_memory */
+} BgCapCheck;
+
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static BgCapCheck bg_memory_cap_check(Size bytes, Size in_use);
 static void bg_pool_free_locked(BgFilterPtr p, Size bytes);
 static BgFilterPtr bg_pool_take_locked(Size size, bool from_top);
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -263,7 +272,7 @@ bg_slot_search(Oid dbid, Oid relid)
 }
 
 /* Look up the slot of a table of database dbid; fills *ref. */
-bool
+static bool
 bg_slot_find_in(Oid dbid, Oid relid, BgSlotRef *ref)
 {
 	int			index;
@@ -452,14 +461,11 @@ bg_slot_restore(const BgSavedGuard *g, Size bytes)
 {
 	BgFilterPtr p = InvalidBgFilterPtr;
 	BgSlot	   *slot = NULL;
-	Size		cap = bg_memory_cap();
-	Size		guard_cap = bg_guard_memory_cap();
 	int			i;
 
 	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
 	if (bg_slot_search(g->dbid, g->relid) < 0 &&
-		bytes <= cap && bg_shared->memory_in_use <= cap - bytes &&
-		(guard_cap == 0 || bytes <= guard_cap))
+		bg_memory_cap_check(bytes, bg_shared->memory_in_use) == BG_CAP_FITS)
 	{
 		for (i = 0; i < bg_shared->nslots && slot == NULL; i++)
 		{
@@ -703,10 +709,27 @@ bg_memory_cap(void)
 }
 
 /* bloomguard.max_guard_memory in bytes; 0 when unset. */
-Size
+static Size
 bg_guard_memory_cap(void)
 {
 	return (Size) bg_max_guard_memory_mb * 1024 * 1024;
+}
+
+/*
+ * The memory caps' test, the one place it is written: would a filter of
+ * bytes fit next to in_use bytes of filters?
+ */
+static BgCapCheck
+bg_memory_cap_check(Size bytes, Size in_use)
+{
+	Size		cap = bg_memory_cap();
+	Size		guard_cap = bg_guard_memory_cap();
+
+	if (guard_cap > 0 && bytes > guard_cap)
+		return BG_CAP_GUARD;
+	if (bytes > cap || in_use > cap - bytes)
+		return BG_CAP_TOTAL;
+	return BG_CAP_FITS;
 }
 
 /*
@@ -820,25 +843,23 @@ bg_pool_take_locked(Size size, bool from_top)
 BgFilterPtr
 bg_filter_alloc(Size bytes, Oid relid, BgFilterPtr away_from)
 {
-	Size		cap = bg_memory_cap();
-	Size		guard_cap = bg_guard_memory_cap();
 	Size		size = BG_POOL_ROUND(bytes);
 	Size		in_use;
 	BgFilterPtr result;
 
 	bg_require_loaded();
-	if (guard_cap > 0 && bytes > guard_cap)
+	if (bg_memory_cap_check(bytes, 0) == BG_CAP_GUARD)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("filter for table \"%s\" would exceed bloomguard.max_guard_memory",
 						get_rel_name(relid)),
 				 errdetail("The filter needs %zu bytes; one guard's filter may have at most %zu bytes.",
-						   bytes, guard_cap),
+						   bytes, bg_guard_memory_cap()),
 				 errhint("Choose a smaller capacity or a larger error rate, or ask the administrator to raise bloomguard.max_guard_memory.")));
 	bg_slot_sweep();
 	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
 	in_use = bg_shared->memory_in_use;
-	if (bytes > cap || in_use > cap - bytes)
+	if (bg_memory_cap_check(bytes, in_use) != BG_CAP_FITS)
 	{
 		LWLockRelease(bg_shared->lock);
 		ereport(ERROR,
@@ -846,7 +867,7 @@ bg_filter_alloc(Size bytes, Oid relid, BgFilterPtr away_from)
 				 errmsg("filter for table \"%s\" would exceed bloomguard.max_memory",
 						get_rel_name(relid)),
 				 errdetail("The filter needs %zu bytes; %zu of %zu bytes are in use.",
-						   bytes, in_use, cap),
+						   bytes, in_use, bg_memory_cap()),
 				 errhint("Increase bloomguard.max_memory, or choose a smaller capacity or a larger error rate.")));
 	}
 	result = bg_pool_take_locked(size, BgFilterPtrIsValid(away_from) &&
@@ -886,12 +907,7 @@ bg_filter_addr(BgFilterPtr p)
 bool
 bg_memory_fits(Size bytes)
 {
-	Size		cap = bg_memory_cap();
-	Size		guard_cap = bg_guard_memory_cap();
-
-	if (guard_cap > 0 && bytes > guard_cap)
-		return false;
-	return bytes <= cap && bg_memory_in_use() <= cap - bytes;
+	return bg_memory_cap_check(bytes, bg_memory_in_use()) == BG_CAP_FITS;
 }
 
 /* Bytes all filters use now. */

@@ -394,7 +394,7 @@ bg_wal_log_state(bool on, BgWalStateReason reason)
  * they differ: the one moment at which the setting takes effect for every
  * flush (see the file header).  A primary only.
  */
-void
+static void
 bg_wal_sync(void)
 {
 	bool		want;
