@@ -149,41 +149,15 @@ typedef enum BgCounter
 	BG_NUM_COUNTERS
 } BgCounter;
 
+/* the length of a slot's last_error, and of its copies */
+#define BG_ERROR_LEN				128
+
 /*
- * One guard in shared memory.  Only shmem.c and build.c touch its fields,
- * under the locking rules in shmem.c's header; everyone else copies a slot
- * out with bg_slot_copy().
+ * A guard's slot in shared memory (BgSlot) is private to shmem.c and
+ * slot.c: its definition is in slot_internal.h, which no other file
+ * includes.  Everyone else goes through slot.c's operations, with a slot
+ * index or a BgSlotRef.
  */
-typedef struct BgSlot
-{
-	LWLock		lock;
-	Oid			dbid;
-	Oid			relid;
-	uint64		incarnation;	/* changes whenever the slot is (re)claimed */
-	BgState		state;
-	BgKeyIdentity key;
-	BgFilterPtr serving;		/* complete filter readers may use */
-	BgFilterPtr building;		/* filter being built; the trigger feeds it too */
-	Size		serving_bytes;
-	Size		building_bytes;
-	uint64		generation;		/* of the serving filter */
-	TimestampTz built_at;
-	double		build_seconds;
-	Oid			relfilenode;	/* the table's, as the serving filter knows it */
-	bool		relfilenode_verified;	/* checked against the catalogs */
-	bool		permanent;		/* the table is not unlogged */
-	BgSource	source;			/* where the serving filter came from */
-	TimestampTz source_at;		/* when it was built or loaded */
-	int			build_workers;	/* parallel workers of the serving build */
-	int			builder_pid;
-	bool		coverage_broken;	/* untrusted while a build was running */
-	TransactionId forget_xid;	/* free the slot once this xid has committed */
-	TransactionId feed_version; /* the feed function's pg_proc row (xmin) when built */
-	TransactionId trigger_version;	/* the feed trigger's pg_trigger row (xmin) then */
-	char		last_error[128];	/* why the last build failed, if it did */
-	pg_atomic_uint64 counters[BG_NUM_COUNTERS];	/* updated without a lock */
-	TimestampTz stats_reset;
-} BgSlot;
 
 /* A backend's cached reference to a slot, validated by incarnation. */
 typedef struct BgSlotRef
@@ -226,7 +200,7 @@ typedef struct BgSlotCopy
 	TimestampTz source_at;
 	int			builder_pid;
 	bool		building;
-	char		last_error[128];
+	char		last_error[BG_ERROR_LEN];
 	TimestampTz stats_reset;
 	uint64		counters[BG_NUM_COUNTERS];
 	/* ---- the serving filter's, when has_filter */
@@ -314,10 +288,7 @@ extern void bg_shmem_init(void);
 extern void bg_require_loaded(void);
 extern bool bg_loaded(void);
 extern int	bg_slot_count(void);
-extern BgSlot *bg_slot(int index);
 extern bool bg_slot_find(Oid relid, BgSlotRef *ref);
-extern BgSlot *bg_slot_lock_in(BgSlotRef *ref, Oid dbid, Oid relid, LWLockMode mode);
-extern BgSlot *bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode);
 extern int	bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state);
 extern void bg_slot_release(Oid dbid, Oid relid);
 extern void bg_slot_release_database(Oid dbid);
@@ -357,6 +328,36 @@ extern void bg_untrust(Oid relid, const char *why);
 extern void bg_untrust_database(Oid dbid, const char *why);
 extern void bg_untrust_all(const char *why);
 extern void bg_note_error(Oid relid, const char *why, bool *changed);
+
+/* A generation being built, as its build published it in the slot. */
+typedef struct BgGeneration
+{
+	int			slotindex;
+	uint64		incarnation;	/* of the slot when it was published */
+	BgFilterPtr dp;
+	uint64		seed;			/* tells it from a later one at dp */
+} BgGeneration;
+
+/* What bg_slot_publish() found. */
+typedef enum BgPublish
+{
+	BG_PUBLISH_DONE,			/* published */
+	BG_PUBLISH_BUSY,			/* another generation is being built */
+	BG_PUBLISH_GONE				/* the slot is not the table's any more */
+} BgPublish;
+
+extern BgFilterPtr bg_slot_serving_hint(int index);
+extern BgPublish bg_slot_publish(int index, Oid relid, BgFilterPtr dp, Size bytes,
+								 uint64 *incarnation);
+extern bool bg_slot_building_shape(const BgGeneration *gen, BloomFilter *shape);
+extern bool bg_slot_building_put(const BgGeneration *gen, const BloomHash *hashes,
+								 int n, const uint64 *local, uint64 first,
+								 uint64 count, uint64 nadded);
+extern bool bg_slot_abandon(int index, uint64 incarnation, BgFilterPtr dp,
+							Size bytes, const char *why);
+extern bool bg_slot_swap(int index, uint64 incarnation, BgFilterPtr dp, Size bytes,
+						 const BgSavedGuard *g, bool permanent, bool *broken,
+						 char *broken_why);
 
 /* wal.c */
 extern void bg_wal_init(void);

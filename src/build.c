@@ -199,10 +199,7 @@ typedef struct BgBuildShared
 {
 	/* set by the leader before any worker starts, read-only afterwards */
 	Oid			relid;
-	int			slotindex;
-	uint64		incarnation;	/* of the slot when the build began */
-	BgFilterPtr dp;				/* the generation being built */
-	uint64		seed;			/* its seed: tells it from a later one at dp */
+	BgGeneration gen;			/* the generation being built */
 	BgKeyIdentity key;			/* the key the leader hashes */
 	LOCKMODE	lockmode;		/* the leader's lock on the table */
 	BlockNumber nblocks;		/* pages to scan, read after step 1 */
@@ -246,20 +243,6 @@ typedef struct BgScan
 
 PGDLLEXPORT void bloomguard_build_worker_main(dsm_segment *seg, shm_toc *toc);
 
-/*
- * Is the slot's generation being built still the one this build published?
- * Not if the build was abandoned (its memory is then freed, or another
- * build's).  Caller holds the slot lock.
- */
-static bool
-bg_build_ours(const BgBuildShared *shared, BgSlot *slot)
-{
-	return slot->incarnation == shared->incarnation &&
-		slot->state != BG_STATE_FREE &&
-		slot->building == shared->dp &&
-		bg_filter_addr(shared->dp)->seed == shared->seed;
-}
-
 /* Error out: the build this scanner works for is gone. */
 static void
 bg_build_gone(const BgBuildShared *shared)
@@ -271,26 +254,14 @@ bg_build_gone(const BgBuildShared *shared)
 }
 
 /*
- * Put keys into the generation being built: a batch of hashes, or (local
- * not NULL) the words [first, first + count) of a private bit array,
- * counting nadded adds.  Only under the slot lock in shared mode and only
- * while the generation is still this build's (the file header says why).
+ * Put keys into the generation being built (bg_slot_building_put()), or
+ * error out if it is not this build's any more (the file header says why).
  */
 static void
 bg_build_put(const BgBuildShared *shared, const BloomHash *hashes, int n,
 			 const uint64 *local, uint64 first, uint64 count, uint64 nadded)
 {
-	BgSlot	   *slot = bg_slot(shared->slotindex);
-	bool		ours;
-
-	LWLockAcquire(&slot->lock, LW_SHARED);
-	ours = bg_build_ours(shared, slot);
-	if (ours && local != NULL)
-		bloom_merge(bg_filter_addr(shared->dp), local, first, count, nadded);
-	else if (ours)
-		bloom_add_batch(bg_filter_addr(shared->dp), hashes, n);
-	LWLockRelease(&slot->lock);
-	if (!ours)
+	if (!bg_slot_building_put(&shared->gen, hashes, n, local, first, count, nadded))
 		bg_build_gone(shared);
 }
 
@@ -432,11 +403,9 @@ bg_private_array(uint64 nwords, char **space)
 static void
 bg_scan_keys(Relation rel, const BgKeyDesc *desc, BgBuildShared *shared)
 {
-	BgSlot	   *slot = bg_slot(shared->slotindex);
 	BgScan		scan;
 	char	   *local_space = NULL;
 	uint64		nwords;
-	bool		ours;
 
 	memset(&scan, 0, sizeof(scan));
 	scan.rel = rel;
@@ -445,12 +414,7 @@ bg_scan_keys(Relation rel, const BgKeyDesc *desc, BgBuildShared *shared)
 
 	/* the generation's shape, copied while it is certainly still ours */
 	scan.shape = palloc(offsetof(BloomFilter, words));
-	LWLockAcquire(&slot->lock, LW_SHARED);
-	ours = bg_build_ours(shared, slot);
-	if (ours)
-		memcpy(scan.shape, bg_filter_addr(shared->dp), offsetof(BloomFilter, words));
-	LWLockRelease(&slot->lock);
-	if (!ours)
+	if (!bg_slot_building_shape(&shared->gen, scan.shape))
 		bg_build_gone(shared);
 
 	/* this scanner's own horizon, taken after step 1 (file header) */
@@ -641,10 +605,10 @@ bg_build_scan(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 
 	shared->relid = RelationGetRelid(rel);
 	shared->lockmode = bg_build_lockmode();
-	shared->slotindex = bs->slotindex;
-	shared->incarnation = bs->incarnation;
-	shared->dp = bs->dp;
-	shared->seed = bs->filter->seed;
+	shared->gen.slotindex = bs->slotindex;
+	shared->gen.incarnation = bs->incarnation;
+	shared->gen.dp = bs->dp;
+	shared->gen.seed = bs->filter->seed;
 	bg_keydesc_identity(desc, &shared->key);
 	shared->nblocks = nblocks;
 	shared->chunk = Max(1, Min(8192, nblocks / 2048));
@@ -724,29 +688,12 @@ bg_build_exit_callback(int code, Datum arg)
 void
 bg_build_abandon(BgBuildState *bs, const char *why)
 {
-	BgSlot	   *slot = bg_slot(bs->slotindex);
-	bool		ours;
-
 	bg_active_build_valid = false;
 	if (!BgFilterPtrIsValid(bs->dp))
 		return;
-	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	ours = (slot->incarnation == bs->incarnation && slot->building == bs->dp);
-	if (ours)
-	{
-		slot->building = InvalidBgFilterPtr;
-		slot->building_bytes = 0;
-		slot->builder_pid = 0;
-		if (slot->state == BG_STATE_BUILDING)
-			slot->state = BG_STATE_NOT_LOADED;
-		strlcpy(slot->last_error, why ? why : "build failed",
-				sizeof(slot->last_error));
-	}
-	LWLockRelease(&slot->lock);
-
 	/* if the slot was freed meanwhile, bg_slot_release() freed it already */
-	if (ours)
-		bg_filter_free(bs->dp, bs->bytes);
+	(void) bg_slot_abandon(bs->slotindex, bs->incarnation, bs->dp, bs->bytes,
+						   why ? why : "build failed");
 	bs->dp = InvalidBgFilterPtr;
 }
 
@@ -760,7 +707,6 @@ void
 bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 			   uint64 capacity, double error_rate, BgBuildState *bs)
 {
-	BgSlot	   *slot = bg_slot(slotindex);
 	uint64		nbits;
 	int			nhashes;
 	Size		bytes;
@@ -768,6 +714,7 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 	BloomFilter *filter;
 	uint64		seed;
 	bool		standby;
+	BgPublish	published;
 
 	memset(bs, 0, sizeof(BgBuildState));
 	bs->dp = InvalidBgFilterPtr;
@@ -784,7 +731,7 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 	 * serving one is read without its lock: it only says where to place
 	 * the new one.
 	 */
-	dp = bg_filter_alloc(bytes, RelationGetRelid(rel), slot->serving);
+	dp = bg_filter_alloc(bytes, RelationGetRelid(rel), bg_slot_serving_hint(slotindex));
 	filter = bg_filter_addr(dp);
 	if (!pg_strong_random(&seed, sizeof(seed)))
 		seed = pg_prng_uint64(&pg_global_prng_state);
@@ -798,17 +745,14 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 		bg_check_standby_feed(rel);
 		elog(ERROR, "the standby stopped receiving keys");
 	}
-	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	if (slot->relid != RelationGetRelid(rel) || slot->dbid != MyDatabaseId ||
-		slot->state == BG_STATE_FREE || BgFilterPtrIsValid(slot->building))
+	published = bg_slot_publish(slotindex, RelationGetRelid(rel), dp, bytes,
+								&bs->incarnation);
+	if (published != BG_PUBLISH_DONE)
 	{
-		bool		busy = BgFilterPtrIsValid(slot->building);
-
-		LWLockRelease(&slot->lock);
 		if (standby)
 			bg_wal_end_standby_build();
 		bg_filter_free(dp, bytes);
-		if (busy)
+		if (published == BG_PUBLISH_BUSY)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_IN_USE),
 					 errmsg("a build of the filter of table \"%s\" is already running",
@@ -816,14 +760,6 @@ bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 		elog(ERROR, "bloomguard slot %d no longer belongs to relation %u",
 			 slotindex, RelationGetRelid(rel));
 	}
-	bs->incarnation = slot->incarnation;
-	slot->building = dp;
-	slot->building_bytes = bytes;
-	slot->builder_pid = MyProcPid;
-	slot->coverage_broken = false;
-	if (slot->state == BG_STATE_NOT_LOADED)
-		slot->state = BG_STATE_BUILDING;
-	LWLockRelease(&slot->lock);
 	if (standby)
 		bg_wal_end_standby_build();
 
@@ -869,16 +805,11 @@ bg_invalidate_plans(Oid relid)
 void
 bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 {
-	BgSlot	   *slot = bg_slot(bs->slotindex);
-	BgKeyIdentity key;
-	BgFilterPtr old;
-	Size		old_bytes;
+	BgSavedGuard g;
 	bool		broken;
-	char		broken_why[sizeof(((BgSlot *) NULL)->last_error)];
+	char		broken_why[BG_ERROR_LEN];
 	int			workers = 0;
 	MemoryContext oldcxt = CurrentMemoryContext;
-
-	bg_keydesc_identity(desc, &key);
 
 	/*
 	 * The feed trigger's row as the scan starts (attach creates the trigger
@@ -896,7 +827,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	PG_CATCH();
 	{
 		ErrorData  *edata;
-		char		why[sizeof(((BgSlot *) NULL)->last_error)];
+		char		why[BG_ERROR_LEN];
 
 		MemoryContextSwitchTo(oldcxt);
 		edata = CopyErrorData();
@@ -908,54 +839,34 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	}
 	PG_END_TRY();
 
-	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	bg_active_build_valid = false;
-	if (slot->incarnation != bs->incarnation || slot->building != bs->dp)
+	/* what the slot will say about the new generation */
+	memset(&g, 0, sizeof(g));
+	g.dbid = MyDatabaseId;
+	g.relid = RelationGetRelid(rel);
+	g.relfilenode = bg_rel_filenumber(rel);
+	bg_keydesc_identity(desc, &g.key);
+	/* the caller checked the feed trigger, and so the function's version */
+	g.feed_version = bg_feed_version;
+	g.trigger_version = bs->trigger_version;
+	g.built_at = GetCurrentTimestamp();
+	g.build_seconds = (double) (g.built_at - bs->start) / USECS_PER_SEC;
+	g.build_workers = workers;
+
+	/* step 3, which also frees the old generation */
+	if (!bg_slot_swap(bs->slotindex, bs->incarnation, bs->dp, bs->bytes, &g,
+					  rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT,
+					  &broken, broken_why))
 	{
 		/* detached (or dropped) while we were scanning: nothing to serve */
-		LWLockRelease(&slot->lock);
+		bg_active_build_valid = false;
 		bs->dp = InvalidBgFilterPtr;
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("guard of table \"%s\" was removed during the build",
 						RelationGetRelationName(rel))));
 	}
-	broken = slot->coverage_broken;
-	strlcpy(broken_why, slot->last_error, sizeof(broken_why));
-	old = slot->serving;
-	old_bytes = slot->serving_bytes;
-	slot->serving = bs->dp;
-	slot->serving_bytes = bs->bytes;
-	slot->building = InvalidBgFilterPtr;
-	slot->building_bytes = 0;
-	slot->builder_pid = 0;
-	slot->coverage_broken = false;
-	slot->generation++;
-	slot->key = key;
-	/* the caller checked the feed trigger, and so the function's version */
-	slot->feed_version = bg_feed_version;
-	slot->trigger_version = bs->trigger_version;
-	slot->built_at = GetCurrentTimestamp();
-	slot->build_seconds = (double) (slot->built_at - bs->start) / USECS_PER_SEC;
-	slot->relfilenode = bg_rel_filenumber(rel);
-	slot->relfilenode_verified = true;
-	slot->permanent = rel->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
-	slot->source = BG_SOURCE_BUILT;
-	slot->source_at = slot->built_at;
-	slot->build_workers = workers;
-	if (broken)
-		slot->state = BG_STATE_UNTRUSTED;	/* keep last_error: the reason */
-	else
-	{
-		slot->state = BG_STATE_READY;
-		slot->last_error[0] = '\0';
-	}
-	LWLockRelease(&slot->lock);
+	bg_active_build_valid = false;
 	bs->dp = InvalidBgFilterPtr;
-
-	/* readers held the slot lock while using the old one; none can now */
-	if (BgFilterPtrIsValid(old))
-		bg_filter_free(old, old_bytes);
 
 	bg_invalidate_plans(RelationGetRelid(rel));
 	if (broken)

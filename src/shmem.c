@@ -17,11 +17,12 @@
  * each one's by bloomguard.max_guard_memory), checked by our own
  * accounting (memory_in_use) before anything is allocated.
  *
- * This file, slot.c and build.c are the only ones that touch a slot's
- * fields, under the locking rules below.  Everyone else goes through
- * slot.c: bg_slot_ask() for a lookup, bg_slot_feed_batch() for a flush,
+ * A slot's fields (slot_internal.h) are private to this file and slot.c,
+ * under the locking rules below.  Everyone else goes through slot.c:
+ * bg_slot_ask() for a lookup, bg_slot_feed_batch() for a flush,
  * bg_slot_copy() for a consistent copy of a slot's numbers (the way
- * pg_stat_statements copies an entry).
+ * pg_stat_statements copies an entry), bg_slot_publish(), _swap() and
+ * _abandon() for a build's generations.
  *
  * Locking:
  *
@@ -69,7 +70,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "bloomguard.h"
+#include "slot_internal.h"
 
 /* pool chunks are whole cache lines */
 #define BG_POOL_ALIGN			64
@@ -239,7 +240,7 @@ bg_loaded(void)
 	return bg_shared != NULL;
 }
 
-/* The slot at index (build.c's access to the fields it owns). */
+/* The slot at index, for slot.c (slot_internal.h). */
 BgSlot *
 bg_slot(int index)
 {

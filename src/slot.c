@@ -20,7 +20,7 @@
 #include "common/pg_prng.h"
 #include "miscadmin.h"
 
-#include "bloomguard.h"
+#include "slot_internal.h"
 
 /*
  * The version (the pg_proc row's xmin) of this database's feed function
@@ -482,3 +482,192 @@ bg_note_error(Oid relid, const char *why, bool *changed)
 	LWLockRelease(&slot->lock);
 }
 
+
+/*
+ * Where the slot at index keeps its serving filter, read without the lock:
+ * only a hint, for placing a new generation away from it (shmem.c).
+ */
+BgFilterPtr
+bg_slot_serving_hint(int index)
+{
+	return bg_slot(index)->serving;
+}
+
+/*
+ * Step 1 of a build (build.c): publish the generation at dp (bytes) in the
+ * slot at index as the one being built, so that every flush feeds it from
+ * now on, if the slot is still relid's in this database and no other
+ * generation is being built; sets *incarnation to the slot's.
+ */
+BgPublish
+bg_slot_publish(int index, Oid relid, BgFilterPtr dp, Size bytes, uint64 *incarnation)
+{
+	BgSlot	   *slot = bg_slot(index);
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (slot->relid != relid || slot->dbid != MyDatabaseId ||
+		slot->state == BG_STATE_FREE || BgFilterPtrIsValid(slot->building))
+	{
+		bool		busy = BgFilterPtrIsValid(slot->building);
+
+		LWLockRelease(&slot->lock);
+		return busy ? BG_PUBLISH_BUSY : BG_PUBLISH_GONE;
+	}
+	*incarnation = slot->incarnation;
+	slot->building = dp;
+	slot->building_bytes = bytes;
+	slot->builder_pid = MyProcPid;
+	slot->coverage_broken = false;
+	if (slot->state == BG_STATE_NOT_LOADED)
+		slot->state = BG_STATE_BUILDING;
+	LWLockRelease(&slot->lock);
+	return BG_PUBLISH_DONE;
+}
+
+/*
+ * Is the slot's generation being built still gen?  Not if the build was
+ * abandoned (its memory is then freed, or another build's).  Caller holds
+ * the slot lock.
+ */
+static bool
+bg_slot_building_is(const BgSlot *slot, const BgGeneration *gen)
+{
+	return slot->incarnation == gen->incarnation &&
+		slot->state != BG_STATE_FREE &&
+		slot->building == gen->dp &&
+		bg_filter_addr(gen->dp)->seed == gen->seed;
+}
+
+/*
+ * Copy the header of generation gen into shape (offsetof(BloomFilter,
+ * words) bytes), if it is still the slot's generation being built.
+ */
+bool
+bg_slot_building_shape(const BgGeneration *gen, BloomFilter *shape)
+{
+	BgSlot	   *slot = bg_slot(gen->slotindex);
+	bool		ours;
+
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	ours = bg_slot_building_is(slot, gen);
+	if (ours)
+		memcpy(shape, bg_filter_addr(gen->dp), offsetof(BloomFilter, words));
+	LWLockRelease(&slot->lock);
+	return ours;
+}
+
+/*
+ * Put keys into generation gen, a scanner's (scan.c): a batch of hashes,
+ * or (local not NULL) the words [first, first + count) of a private bit
+ * array, counting nadded adds.  Only under the slot lock in shared mode
+ * and only while gen is still the slot's generation being built (build.c's
+ * header says why); returns false, adding nothing, if it is not.
+ */
+bool
+bg_slot_building_put(const BgGeneration *gen, const BloomHash *hashes, int n,
+					 const uint64 *local, uint64 first, uint64 count, uint64 nadded)
+{
+	BgSlot	   *slot = bg_slot(gen->slotindex);
+	bool		ours;
+
+	LWLockAcquire(&slot->lock, LW_SHARED);
+	ours = bg_slot_building_is(slot, gen);
+	if (ours && local != NULL)
+		bloom_merge(bg_filter_addr(gen->dp), local, first, count, nadded);
+	else if (ours)
+		bloom_add_batch(bg_filter_addr(gen->dp), hashes, n);
+	LWLockRelease(&slot->lock);
+	return ours;
+}
+
+/*
+ * Abandon a build (build.c): if the slot at index still has the generation
+ * at dp (bytes) of incarnation as the one being built, unpublish and free
+ * it, leave the guard as it was (or "not_loaded" after a first build) and
+ * note why.  Returns false if it had gone already (a slot freed meanwhile
+ * freed its generations with it).
+ */
+bool
+bg_slot_abandon(int index, uint64 incarnation, BgFilterPtr dp, Size bytes,
+				const char *why)
+{
+	BgSlot	   *slot = bg_slot(index);
+	bool		ours;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	ours = (slot->incarnation == incarnation && slot->building == dp);
+	if (ours)
+	{
+		slot->building = InvalidBgFilterPtr;
+		slot->building_bytes = 0;
+		slot->builder_pid = 0;
+		if (slot->state == BG_STATE_BUILDING)
+			slot->state = BG_STATE_NOT_LOADED;
+		strlcpy(slot->last_error, why, sizeof(slot->last_error));
+	}
+	LWLockRelease(&slot->lock);
+	if (ours)
+		bg_filter_free(dp, bytes);
+	return ours;
+}
+
+/*
+ * Step 3 of a build (build.c): make the generation at dp (bytes) of
+ * incarnation the serving one, described by g (its key, feed and trigger
+ * versions, relfilenode, when and how it was built; the generation number
+ * is the slot's next) and permanent (the table is not unlogged), and free
+ * the old one.  *broken is set if the guard was marked untrusted while it
+ * was being built (it stays so, and broken_why, BG_ERROR_LEN bytes, gets
+ * the reason); otherwise it is ready.  Returns false, changing nothing, if
+ * the generation is no longer the slot's (detached during the build).
+ */
+bool
+bg_slot_swap(int index, uint64 incarnation, BgFilterPtr dp, Size bytes,
+			 const BgSavedGuard *g, bool permanent, bool *broken, char *broken_why)
+{
+	BgSlot	   *slot = bg_slot(index);
+	BgFilterPtr old;
+	Size		old_bytes;
+
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	if (slot->incarnation != incarnation || slot->building != dp)
+	{
+		LWLockRelease(&slot->lock);
+		return false;
+	}
+	*broken = slot->coverage_broken;
+	strlcpy(broken_why, slot->last_error, BG_ERROR_LEN);
+	old = slot->serving;
+	old_bytes = slot->serving_bytes;
+	slot->serving = dp;
+	slot->serving_bytes = bytes;
+	slot->building = InvalidBgFilterPtr;
+	slot->building_bytes = 0;
+	slot->builder_pid = 0;
+	slot->coverage_broken = false;
+	slot->generation++;
+	slot->key = g->key;
+	slot->feed_version = g->feed_version;
+	slot->trigger_version = g->trigger_version;
+	slot->built_at = g->built_at;
+	slot->build_seconds = g->build_seconds;
+	slot->relfilenode = g->relfilenode;
+	slot->relfilenode_verified = true;
+	slot->permanent = permanent;
+	slot->source = BG_SOURCE_BUILT;
+	slot->source_at = g->built_at;
+	slot->build_workers = g->build_workers;
+	if (*broken)
+		slot->state = BG_STATE_UNTRUSTED;	/* keep last_error: the reason */
+	else
+	{
+		slot->state = BG_STATE_READY;
+		slot->last_error[0] = '\0';
+	}
+	LWLockRelease(&slot->lock);
+
+	/* readers held the slot lock while using the old one; none can now */
+	if (BgFilterPtrIsValid(old))
+		bg_filter_free(old, old_bytes);
+	return true;
+}

@@ -759,7 +759,7 @@ bg_rmgr_redo(XLogReaderState *record)
 		case XLOG_BLOOMGUARD_UNTRUST:
 			if (current)
 			{
-				char		why[sizeof(((BgSlot *) NULL)->last_error)];
+				char		why[BG_ERROR_LEN];
 				Size		n = Min(len - sizeof(*h), sizeof(why) - 1);
 
 				/* the reason, cut at its NUL or at our buffer's end */
