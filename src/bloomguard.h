@@ -444,6 +444,7 @@ extern double bg_estimate_rows(Relation rel);
 extern double bg_live_rows(Oid relid);
 extern int64 bg_choose_capacity(double rows, double distinct_keys, bool full,
 								int64 current);
+extern bool bg_capacity_fits(int64 capacity, double error_rate);
 
 /* partition.c */
 extern List *bg_partition_leaves(Oid parent, LOCKMODE lockmode);

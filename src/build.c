@@ -1072,8 +1072,6 @@ bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait)
 	if (capacity <= 0)
 	{
 		int64		grown = bg_rebuild_capacity(rel);
-		uint64		nbits;
-		int			nhashes;
 
 		/*
 		 * Grow if the policy says so and the bigger filter fits: a filter
@@ -1081,9 +1079,7 @@ bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait)
 		 * at all.
 		 */
 		capacity = cur_capacity;
-		if (grown > 0 &&
-			bloom_size((double) grown, error_rate, &nbits, &nhashes) &&
-			bg_memory_fits(bloom_filter_bytes(nbits)))
+		if (grown > 0 && bg_capacity_fits(grown, error_rate))
 			capacity = grown;
 	}
 

@@ -119,13 +119,10 @@ bg_resize_capacity(Relation rel)
 {
 	BgSlotCopy	copy;
 	int64		capacity = bg_rebuild_capacity(rel);
-	uint64		nbits;
-	int			nhashes;
 
 	if (capacity <= 0 || !bg_slot_copy_rel(RelationGetRelid(rel), &copy))
 		return 0;
-	if (bloom_size((double) capacity, copy.error_rate, &nbits, &nhashes) &&
-		bg_memory_fits(bloom_filter_bytes(nbits)))
+	if (bg_capacity_fits(capacity, copy.error_rate))
 		return capacity;
 	bg_worker_note(RelationGetRelid(rel),
 				   psprintf("automatic resize to capacity " INT64_FORMAT " would exceed the memory caps",

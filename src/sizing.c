@@ -149,3 +149,18 @@ bg_choose_capacity(double rows, double distinct_keys, bool full, int64 current)
 		capacity = (double) (PG_INT64_MAX / 2);
 	return (int64) capacity;
 }
+
+/*
+ * Would a filter of capacity at error_rate fit under the memory caps now,
+ * next to the filters there are (a resize's new generation, which lives
+ * beside the serving one until the swap)?
+ */
+bool
+bg_capacity_fits(int64 capacity, double error_rate)
+{
+	uint64		nbits;
+	int			nhashes;
+
+	return bloom_size((double) capacity, error_rate, &nbits, &nhashes) &&
+		bg_memory_fits(bloom_filter_bytes(nbits));
+}
