@@ -17,7 +17,9 @@ OBJS = \
 	src/sizing.o \
 	src/partition.o \
 	src/coverage.o \
+	src/scan.o \
 	src/build.o \
+	src/rebuild.o \
 	src/trigger.o \
 	src/args.o \
 	src/source.o \

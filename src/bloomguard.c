@@ -28,8 +28,10 @@
  *	partition.c	partitioned tables: leaves, routing a key to one, new and
  *				detached partitions
  *	coverage.c	the feed trigger's state; noticing it change, and drops
- *	build.c		building a generation online from a table scan, with
- *				parallel workers; rebuilds
+ *	scan.c		a build's scan of the table, with parallel workers
+ *	build.c		building a generation online: publish, scan, swap, and
+ *				the proof that no key is missed
+ *	rebuild.c	the rebuild policy: what can be guarded, locks, sizing
  *	trigger.c	the feed trigger
  *	args.c		turning key arguments into key values
  *	source.c	the authoritative lookup: index probe or SQL

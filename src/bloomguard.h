@@ -467,7 +467,7 @@ extern BgFeedState bg_feed_state_by_oid(Oid relid);
 extern List *bg_feed_trigger_tables(void);
 extern bool bg_has_children(Relation rel);
 
-/* build.c */
+/* a build under way (build.c; scan.c reads it) */
 typedef struct BgBuildState
 {
 	int			slotindex;
@@ -479,12 +479,19 @@ typedef struct BgBuildState
 	TransactionId trigger_version;	/* the feed trigger's row as the scan starts */
 } BgBuildState;
 
-extern void bg_check_guardable(Relation rel);
-extern void bg_check_not_in_recovery(void);
+/* scan.c */
+extern LOCKMODE bg_build_lockmode(void);
+extern int	bg_build_scan(Relation rel, const BgKeyDesc *desc, BgBuildState *bs);
+
+/* build.c */
 extern void bg_build_begin(Relation rel, const BgKeyDesc *desc, int slotindex,
 						   uint64 capacity, double error_rate, BgBuildState *bs);
 extern void bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs);
 extern void bg_build_abandon(BgBuildState *bs, const char *why);
+
+/* rebuild.c */
+extern void bg_check_guardable(Relation rel);
+extern void bg_check_not_in_recovery(void);
 extern int64 bg_rebuild_capacity(Relation rel);
 extern bool bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait);
 
