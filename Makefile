@@ -4,6 +4,7 @@ MODULE_big = bloomguard
 OBJS = \
 	src/bloomguard.o \
 	src/filter.o \
+	src/pool.o \
 	src/shmem.o \
 	src/slot.o \
 	src/wal.o \

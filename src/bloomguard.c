@@ -10,6 +10,7 @@
  *
  *	filter.c	the pure filter: the blocked layout, sizing, hashing, atomic
  *				bits, health formulas
+ *	pool.c		the filter pool's first-fit allocator, over offsets
  *	shmem.c		shared memory: the guard slot table, filter memory and caps,
  *				and the locking rules
  *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust

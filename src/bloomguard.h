@@ -100,6 +100,20 @@ typedef uint64 BgFilterPtr;
 #define InvalidBgFilterPtr		((BgFilterPtr) 0)
 #define BgFilterPtrIsValid(p)	((p) != InvalidBgFilterPtr)
 
+/* pool.c: the filter pool's free list; its chunks are whole cache lines */
+#define BG_POOL_ALIGN			64
+#define BG_POOL_ROUND(n)		TYPEALIGN(BG_POOL_ALIGN, (n))
+
+typedef struct BgPool
+{
+	Size		size;			/* bytes of the arena */
+	BgFilterPtr free_list;		/* first free chunk */
+} BgPool;
+
+extern void bg_pool_init(BgPool *pool, char *base, Size size);
+extern BgFilterPtr bg_pool_take(BgPool *pool, char *base, Size size, bool from_top);
+extern void bg_pool_give(BgPool *pool, char *base, BgFilterPtr p, Size size);
+
 /*
  * A guard's state, as the health view shows it.  DISABLED is not stored;
  * it is what the view says while bloomguard.enabled is off.

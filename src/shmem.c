@@ -11,11 +11,21 @@
  * every process, the postmaster included, can turn into an address
  * without attaching anything: the postmaster itself can load saved
  * filters at startup and save them at shutdown, when no backend runs.
- * The pool is carved by a first-fit allocator whose free list is kept in
- * offset order and coalesced on free; chunks are 64-byte aligned (a cache
- * line).  The filters' total size is capped by bloomguard.max_memory (and
- * each one's by bloomguard.max_guard_memory), checked by our own
- * accounting (memory_in_use) before anything is allocated.
+ * The pool is carved by pool.c's first-fit allocator (64-byte chunks, a
+ * cache line), under BgShared->lock.  The filters' total size is capped
+ * by bloomguard.max_memory (and each one's by bloomguard.max_guard_memory),
+ * checked by our own accounting (memory_in_use) before anything is
+ * allocated (bg_memory_cap_check(), the one place the caps are tested).
+ *
+ * Why this is one file of some 800 lines: the slot table and the filter
+ * memory are one piece of state under one lock.  Claiming a slot,
+ * restoring a saved one, freeing a slot or all of a database's, and
+ * allocating or freeing a filter each change the slot table,
+ * memory_in_use and the pool's free list together, under one hold of
+ * BgShared->lock; a second file would need BgShared itself, and the lock
+ * order below would be split across two files.  What takes no part in it
+ * is elsewhere: the free list's algorithm (pool.c) and everything done to
+ * one slot under its own lock (slot.c).
  *
  * A slot's fields (slot_internal.h) are private to this file and slot.c,
  * under the locking rules below.  Everyone else goes through slot.c:
@@ -72,17 +82,6 @@
 
 #include "slot_internal.h"
 
-/* pool chunks are whole cache lines */
-#define BG_POOL_ALIGN			64
-#define BG_POOL_ROUND(n)		TYPEALIGN(BG_POOL_ALIGN, (n))
-
-/* A free chunk of the pool, at its own start. */
-typedef struct BgFreeChunk
-{
-	Size		size;
-	BgFilterPtr next;			/* next free chunk, in offset order */
-} BgFreeChunk;
-
 typedef struct BgShared
 {
 	LWLock	   *lock;
@@ -91,8 +90,7 @@ typedef struct BgShared
 	uint64		next_incarnation;
 	pg_atomic_uint64 epoch;
 	pg_atomic_uint32 forgets_pending;	/* slots with a forget_xid */
-	Size		pool_size;		/* bytes of the pool */
-	BgFilterPtr free_list;		/* first free chunk */
+	BgPool		pool;			/* the filter pool's free list (pool.c) */
 	int			nvisit_requests;
 	Oid			visit_requests[BG_MAX_VISIT_REQUESTS];	/* databases */
 	int			nslots;
@@ -113,7 +111,6 @@ typedef enum BgCapCheck
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static BgCapCheck bg_memory_cap_check(Size bytes, Size in_use);
 static void bg_pool_free_locked(BgFilterPtr p, Size bytes);
-static BgFilterPtr bg_pool_take_locked(Size size, bool from_top);
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Size of the slot table. */
@@ -174,7 +171,6 @@ bg_shmem_startup(void)
 	bg_pool = (char *) TYPEALIGN(BG_POOL_ALIGN, pool_space);
 	if (!found)
 	{
-		BgFreeChunk *all;
 		int			i;
 		int			c;
 
@@ -201,11 +197,7 @@ bg_shmem_startup(void)
 		}
 
 		/* one free chunk: the whole pool but its first line */
-		bg_shared->pool_size = bg_pool_size();
-		bg_shared->free_list = BG_POOL_ALIGN;
-		all = (BgFreeChunk *) (bg_pool + BG_POOL_ALIGN);
-		all->size = bg_shared->pool_size - BG_POOL_ALIGN;
-		all->next = InvalidBgFilterPtr;
+		bg_pool_init(&bg_shared->pool, bg_pool, bg_pool_size());
 	}
 	LWLockRelease(AddinShmemInitLock);
 
@@ -474,7 +466,7 @@ bg_slot_restore(const BgSavedGuard *g, Size bytes)
 				slot = &bg_shared->slots[i];
 		}
 		if (slot != NULL)
-			p = bg_pool_take_locked(BG_POOL_ROUND(bytes), false);
+			p = bg_pool_take(&bg_shared->pool, bg_pool, BG_POOL_ROUND(bytes), false);
 	}
 	if (!BgFilterPtrIsValid(p))
 	{
@@ -734,99 +726,17 @@ bg_memory_cap_check(Size bytes, Size in_use)
 }
 
 /*
- * Give a chunk of bytes back to the pool, coalescing it with free
- * neighbours, and uncount them.  Caller holds BgShared->lock exclusively.
+ * Give a chunk of bytes back to the pool (pool.c) and uncount them.
+ * Caller holds BgShared->lock exclusively.
  */
 static void
 bg_pool_free_locked(BgFilterPtr p, Size bytes)
 {
-	Size		size = BG_POOL_ROUND(bytes);
-	BgFilterPtr prev = InvalidBgFilterPtr;
-	BgFilterPtr next = bg_shared->free_list;
-	BgFreeChunk *chunk;
-
 	if (!BgFilterPtrIsValid(p))
 		return;
 	Assert(bg_shared->memory_in_use >= bytes);
 	bg_shared->memory_in_use -= bytes;
-	while (BgFilterPtrIsValid(next) && next < p)
-	{
-		prev = next;
-		next = ((BgFreeChunk *) (bg_pool + next))->next;
-	}
-	chunk = (BgFreeChunk *) (bg_pool + p);
-	chunk->size = size;
-	chunk->next = next;
-	if (BgFilterPtrIsValid(next) && p + size == next)
-	{
-		BgFreeChunk *n = (BgFreeChunk *) (bg_pool + next);
-
-		chunk->size += n->size;
-		chunk->next = n->next;
-	}
-	if (BgFilterPtrIsValid(prev))
-	{
-		BgFreeChunk *pc = (BgFreeChunk *) (bg_pool + prev);
-
-		if (prev + pc->size == p)
-		{
-			pc->size += chunk->size;
-			pc->next = chunk->next;
-		}
-		else
-			pc->next = p;
-	}
-	else
-		bg_shared->free_list = p;
-}
-
-/*
- * Take size bytes from the pool, or return InvalidBgFilterPtr.  From the
- * bottom: the start of the first free chunk that is big enough.  From the
- * top: the end of the last one.  Caller holds BgShared->lock exclusively.
- */
-static BgFilterPtr
-bg_pool_take_locked(Size size, bool from_top)
-{
-	BgFilterPtr prev = InvalidBgFilterPtr;
-	BgFilterPtr cur;
-	BgFilterPtr best = InvalidBgFilterPtr;
-	BgFilterPtr best_prev = InvalidBgFilterPtr;
-	BgFreeChunk *chunk;
-
-	for (cur = bg_shared->free_list; BgFilterPtrIsValid(cur);
-		 prev = cur, cur = ((BgFreeChunk *) (bg_pool + cur))->next)
-	{
-		if (((BgFreeChunk *) (bg_pool + cur))->size < size)
-			continue;
-		best = cur;
-		best_prev = prev;
-		if (!from_top)
-			break;
-	}
-	if (!BgFilterPtrIsValid(best))
-		return InvalidBgFilterPtr;
-	chunk = (BgFreeChunk *) (bg_pool + best);
-	if (from_top && chunk->size > size)
-	{
-		/* the chunk keeps its start and shrinks */
-		chunk->size -= size;
-		return best + chunk->size;
-	}
-	if (chunk->size > size)
-	{
-		/* the rest stays free where the chunk ended */
-		BgFreeChunk *rest = (BgFreeChunk *) (bg_pool + best + size);
-
-		rest->size = chunk->size - size;
-		rest->next = chunk->next;
-		chunk->next = best + size;
-	}
-	if (BgFilterPtrIsValid(best_prev))
-		((BgFreeChunk *) (bg_pool + best_prev))->next = chunk->next;
-	else
-		bg_shared->free_list = chunk->next;
-	return best;
+	bg_pool_give(&bg_shared->pool, bg_pool, p, BG_POOL_ROUND(bytes));
 }
 
 /*
@@ -871,8 +781,9 @@ bg_filter_alloc(Size bytes, Oid relid, BgFilterPtr away_from)
 						   bytes, in_use, bg_memory_cap()),
 				 errhint("Increase bloomguard.max_memory, or choose a smaller capacity or a larger error rate.")));
 	}
-	result = bg_pool_take_locked(size, BgFilterPtrIsValid(away_from) &&
-								 away_from < bg_shared->pool_size / 2);
+	result = bg_pool_take(&bg_shared->pool, bg_pool, size,
+						  BgFilterPtrIsValid(away_from) &&
+						  away_from < bg_shared->pool.size / 2);
 	if (BgFilterPtrIsValid(result))
 		bg_shared->memory_in_use += bytes;
 	LWLockRelease(bg_shared->lock);
@@ -900,7 +811,7 @@ bg_filter_free(BgFilterPtr p, Size bytes)
 BloomFilter *
 bg_filter_addr(BgFilterPtr p)
 {
-	Assert(BgFilterPtrIsValid(p) && p < bg_shared->pool_size);
+	Assert(BgFilterPtrIsValid(p) && p < bg_shared->pool.size);
 	return (BloomFilter *) (bg_pool + p);
 }
 
