@@ -8,6 +8,7 @@ OBJS = \
 	src/shmem.o \
 	src/slot.o \
 	src/wal.o \
+	src/walredo.o \
 	src/persist.o \
 	src/feed.o \
 	src/registry.o \

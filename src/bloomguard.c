@@ -15,7 +15,8 @@
  *				and the locking rules
  *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust
  *	wal.c		the WAL resource manager: key records for standbys and
- *				recovery, redo, and the bloomguard.wal_log switch
+ *				recovery, and the bloomguard.wal_log switch
+ *	walredo.c	redo of those records, and their descriptions
  *	persist.c	filters saved at a clean shutdown, loaded at the next start
  *	feed.c		this backend's buffer of keys the trigger collected, and
  *				when it is flushed into the filters (and the WAL)

@@ -10,6 +10,12 @@
  * detoast or run a type's hash function, is done by the callers before,
  * never under the lock.
  *
+ * A slot's fields are private to this file and shmem.c (slot_internal.h),
+ * so every operation on one slot is here, some 650 lines: the lookup's
+ * ask, the flush's feed, the copies, the untrusts, and the build's
+ * publish, add, swap and abandon (whose protocol is build.c's).  Keeping
+ * them in one file is what lets the compiler keep every other file out.
+ *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------

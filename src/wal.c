@@ -30,11 +30,12 @@
  *
  * Every record begins with the database and relation OIDs and a format
  * version, so that redo can tell which guard a record it cannot apply was
- * about.  Redo runs in the startup process, with no catalog access, no
- * relcache and no transaction; it never raises ERROR for bloomguard's own
- * reasons: it skips what it cannot apply and marks that guard untrusted.
- * Filters live in the main shared memory segment (shmem.c), so the startup
- * process reaches them without mapping anything.
+ * about (wal_internal.h has the formats).  Redo is in walredo.c; the part
+ * of it that changes the state below (the switch) is here, with the rest
+ * of the state.  That state is why the rest is one file of some 650
+ * lines: the writers of records, the switch, the state file and what a
+ * standby believes all act on "announced" and "belief" under the wal lock,
+ * and the proof below is about them together.
  *
  * The switch.  Backends reload bloomguard.wal_log at different moments, so
  * a standby that trusted keys "from the ON record on" could miss the keys
@@ -101,56 +102,7 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 
-#include "bloomguard.h"
-
-/* record types, in xl_info's high bits */
-#define XLOG_BLOOMGUARD_KEYS		0x00
-#define XLOG_BLOOMGUARD_UNTRUST		0x10
-#define XLOG_BLOOMGUARD_FORGET		0x20
-#define XLOG_BLOOMGUARD_WAL_LOG_ON	0x30
-#define XLOG_BLOOMGUARD_WAL_LOG_OFF	0x40
-
-/* the format of the records below; bump it when it changes */
-#define BG_WAL_FORMAT_VERSION		1
-
-/* Every record begins with this. */
-typedef struct xl_bloomguard_header
-{
-	Oid			dbid;			/* InvalidOid: no database (state records) */
-	Oid			relid;			/* InvalidOid: every guard of the database */
-	uint16		version;		/* BG_WAL_FORMAT_VERSION */
-	uint16		layout;			/* the writer's BLOOM_LAYOUT_VERSION */
-} xl_bloomguard_header;
-
-/* KEYS: followed by (nkeys + nmoved) * ncols uint64 digests, moved last. */
-typedef struct xl_bloomguard_keys
-{
-	xl_bloomguard_header h;
-	uint16		ncols;
-	uint16		flags;			/* none yet */
-	uint32		nkeys;			/* for every generation */
-	uint32		nmoved;			/* for a generation being built only */
-} xl_bloomguard_keys;
-
-/* UNTRUST: followed by the reason, NUL-terminated. */
-typedef struct xl_bloomguard_untrust
-{
-	xl_bloomguard_header h;
-	char		why[FLEXIBLE_ARRAY_MEMBER];
-} xl_bloomguard_untrust;
-
-/* WAL_LOG_ON and WAL_LOG_OFF: why the record was written. */
-typedef enum BgWalStateReason
-{
-	BG_STATE_SWITCH = 0,		/* the setting changed (or differs at startup) */
-	BG_STATE_HEARTBEAT = 1		/* repeated: still on */
-} BgWalStateReason;
-
-typedef struct xl_bloomguard_state
-{
-	xl_bloomguard_header h;
-	uint8		reason;			/* BgWalStateReason */
-} xl_bloomguard_state;
+#include "wal_internal.h"
 
 /* What a standby knows about the primary's logging. */
 typedef enum BgWalBelief
@@ -196,10 +148,6 @@ typedef struct BgWalStateFile
 static BgWalShared *bg_wal = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static void bg_rmgr_redo(XLogReaderState *record);
-static void bg_rmgr_desc(StringInfo buf, XLogReaderState *record);
-static const char *bg_rmgr_identify(uint8 info);
 
 static RmgrData bg_rmgr = {
 	.rm_name = BG_RMGR_NAME,
@@ -653,9 +601,9 @@ bg_wal_announced(void)
 }
 
 /*
- * Redo: update what this node knows of the state the WAL carries (and its
- * file), and, unless the record predates loaded filters, the standby's
- * belief.  Caller holds the wal lock exclusively.
+ * Redo of a record that shows the state the WAL carries: update what this
+ * node knows of it (and its file), and, unless the record predates loaded
+ * filters, the standby's belief.  Caller holds the wal lock exclusively.
  */
 static void
 bg_redo_state(bool on, bool current)
@@ -677,184 +625,38 @@ bg_redo_state(bool on, bool current)
 	}
 }
 
-/* Redo of KEYS: add the digests to every live generation of the guard. */
-static void
-bg_redo_keys(const xl_bloomguard_keys *xlrec, Size len, bool current)
+/*
+ * Redo (walredo.c) begins a record ending at end: false if there is no
+ * state to apply it to (not preloaded); *current is false for a record
+ * that predates the filters loaded at this start (they have it already).
+ */
+bool
+bg_wal_redo_begin(XLogRecPtr end, bool *current)
 {
-	static BgSlotRef ref = BG_SLOT_REF_INIT;
-	static Oid	ref_dbid = InvalidOid;
-	static Oid	ref_relid = InvalidOid;
-	const uint64 *keys = (const uint64 *) ((const char *) xlrec + sizeof(*xlrec));
-	uint64		ndigests = ((uint64) xlrec->nkeys + xlrec->nmoved) * xlrec->ncols;
+	if (bg_wal == NULL)
+		return false;
+	*current = end > bg_wal->skip_upto;
+	return true;
+}
 
-	if (xlrec->ncols < 1 || xlrec->ncols > INDEX_MAX_KEYS ||
-		len != sizeof(*xlrec) + ndigests * sizeof(uint64))
-	{
-		bg_untrust_in(xlrec->h.dbid, xlrec->h.relid,
-					  "a bloomguard WAL record could not be applied");
-		return;
-	}
+/* Redo of WAL_LOG_ON (on) or WAL_LOG_OFF: bg_redo_state() under the lock. */
+void
+bg_wal_redo_switch(bool on, bool current)
+{
+	LWLockAcquire(bg_wal->lock, LW_EXCLUSIVE);
+	bg_redo_state(on, current);
+	LWLockRelease(bg_wal->lock);
+}
+
+/*
+ * Redo of KEYS: the record says the primary logs keys, as an ON record
+ * would, if this node did not know it yet.
+ */
+void
+bg_wal_redo_keys_seen(bool current)
+{
 	/* redo alone changes these during recovery: no lock to see no change */
 	if (!bg_wal->announced ||
 		(current && pg_atomic_read_u32(&bg_wal->belief) != BG_BELIEF_ON))
-	{
-		LWLockAcquire(bg_wal->lock, LW_EXCLUSIVE);
-		bg_redo_state(true, current);
-		LWLockRelease(bg_wal->lock);
-	}
-
-	if (xlrec->h.dbid != ref_dbid || xlrec->h.relid != ref_relid)
-	{
-		ref = (BgSlotRef) BG_SLOT_REF_INIT;
-		ref_dbid = xlrec->h.dbid;
-		ref_relid = xlrec->h.relid;
-	}
-	(void) bg_slot_feed_batch(&ref, xlrec->h.dbid, xlrec->h.relid, InvalidOid,
-							  xlrec->ncols, keys, (int) xlrec->nkeys,
-							  keys + (Size) xlrec->nkeys * xlrec->ncols,
-							  (int) xlrec->nmoved);
-}
-
-/* The resource manager's redo: see the file header. */
-static void
-bg_rmgr_redo(XLogReaderState *record)
-{
-	uint8		info = XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK;
-	const char *data = XLogRecGetData(record);
-	Size		len = XLogRecGetDataLen(record);
-	const xl_bloomguard_header *h = (const xl_bloomguard_header *) data;
-	bool		current;
-
-	if (bg_wal == NULL)
-		return;
-	/* records up to the position loaded filters were saved at are in them */
-	current = record->EndRecPtr > bg_wal->skip_upto;
-	if (len < sizeof(xl_bloomguard_header))
-	{
-		ereport(LOG,
-				(errmsg("bloomguard: skipping a WAL record of %zu bytes at %X/%X",
-						len, LSN_FORMAT_ARGS(record->ReadRecPtr))));
-		return;
-	}
-	if (h->version != BG_WAL_FORMAT_VERSION)
-	{
-		/* written by another version: we cannot apply it */
-		if (OidIsValid(h->dbid) && OidIsValid(h->relid))
-			bg_untrust_in(h->dbid, h->relid,
-						  "a bloomguard WAL record of another version could not be applied");
-		else
-			bg_untrust_all("a bloomguard WAL record of another version could not be applied");
-		return;
-	}
-
-	switch (info)
-	{
-		case XLOG_BLOOMGUARD_KEYS:
-			if (len < sizeof(xl_bloomguard_keys))
-				bg_untrust_in(h->dbid, h->relid,
-							  "a bloomguard WAL record could not be applied");
-			else
-				bg_redo_keys((const xl_bloomguard_keys *) data, len, current);
-			break;
-		case XLOG_BLOOMGUARD_UNTRUST:
-			if (current)
-			{
-				char		why[BG_ERROR_LEN];
-				Size		n = Min(len - sizeof(*h), sizeof(why) - 1);
-
-				/* the reason, cut at its NUL or at our buffer's end */
-				memcpy(why, data + sizeof(*h), n);
-				why[n] = '\0';
-				if (why[0] == '\0')
-					strlcpy(why, "it was marked untrusted on the primary", sizeof(why));
-				if (OidIsValid(h->relid))
-					bg_untrust_in(h->dbid, h->relid, why);
-				else
-					bg_untrust_database(h->dbid, why);
-			}
-			break;
-		case XLOG_BLOOMGUARD_FORGET:
-			if (current)
-			{
-				if (OidIsValid(h->relid))
-					bg_slot_release(h->dbid, h->relid);
-				else
-					bg_slot_release_database(h->dbid);
-			}
-			break;
-		case XLOG_BLOOMGUARD_WAL_LOG_ON:
-		case XLOG_BLOOMGUARD_WAL_LOG_OFF:
-			LWLockAcquire(bg_wal->lock, LW_EXCLUSIVE);
-			bg_redo_state(info == XLOG_BLOOMGUARD_WAL_LOG_ON, current);
-			LWLockRelease(bg_wal->lock);
-			break;
-		default:
-			ereport(LOG,
-					(errmsg("bloomguard: skipping a WAL record of unknown type %u at %X/%X",
-							info, LSN_FORMAT_ARGS(record->ReadRecPtr))));
-			if (OidIsValid(h->dbid) && OidIsValid(h->relid))
-				bg_untrust_in(h->dbid, h->relid,
-							  "a bloomguard WAL record could not be applied");
-			break;
-	}
-}
-
-/* The resource manager's description of a record, for pg_walinspect. */
-static void
-bg_rmgr_desc(StringInfo buf, XLogReaderState *record)
-{
-	uint8		info = XLogRecGetInfo(record) & XLR_RMGR_INFO_MASK;
-	const char *data = XLogRecGetData(record);
-	Size		len = XLogRecGetDataLen(record);
-	const xl_bloomguard_header *h = (const xl_bloomguard_header *) data;
-
-	if (len < sizeof(*h))
-		return;
-	if (info == XLOG_BLOOMGUARD_WAL_LOG_ON || info == XLOG_BLOOMGUARD_WAL_LOG_OFF)
-	{
-		if (len >= sizeof(xl_bloomguard_state))
-			appendStringInfoString(buf,
-								   ((const xl_bloomguard_state *) data)->reason == BG_STATE_HEARTBEAT ?
-								   "still on" : "switched");
-		return;
-	}
-	appendStringInfo(buf, "db %u ", h->dbid);
-	if (OidIsValid(h->relid))
-		appendStringInfo(buf, "rel %u", h->relid);
-	else
-		appendStringInfoString(buf, "all guards");
-	if (h->version != BG_WAL_FORMAT_VERSION)
-	{
-		appendStringInfo(buf, "; format version %u", h->version);
-		return;
-	}
-	if (info == XLOG_BLOOMGUARD_KEYS && len >= sizeof(xl_bloomguard_keys))
-	{
-		const xl_bloomguard_keys *k = (const xl_bloomguard_keys *) data;
-
-		appendStringInfo(buf, ": %u keys, %u moved, %u column%s",
-						 k->nkeys, k->nmoved, k->ncols, k->ncols == 1 ? "" : "s");
-	}
-	else if (info == XLOG_BLOOMGUARD_UNTRUST && len > sizeof(*h))
-		appendStringInfo(buf, ": %.*s", (int) (len - sizeof(*h)), data + sizeof(*h));
-}
-
-/* The resource manager's name for a record type. */
-static const char *
-bg_rmgr_identify(uint8 info)
-{
-	switch (info & XLR_RMGR_INFO_MASK)
-	{
-		case XLOG_BLOOMGUARD_KEYS:
-			return "KEYS";
-		case XLOG_BLOOMGUARD_UNTRUST:
-			return "UNTRUST";
-		case XLOG_BLOOMGUARD_FORGET:
-			return "FORGET";
-		case XLOG_BLOOMGUARD_WAL_LOG_ON:
-			return "WAL_LOG_ON";
-		case XLOG_BLOOMGUARD_WAL_LOG_OFF:
-			return "WAL_LOG_OFF";
-	}
-	return NULL;
+		bg_wal_redo_switch(true, current);
 }
