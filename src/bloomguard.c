@@ -13,7 +13,8 @@
  *	pool.c		the filter pool's first-fit allocator, over offsets
  *	shmem.c		shared memory: the guard slot table, filter memory and caps,
  *				and the locking rules
- *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust
+ *	slot.c		using one guard's slot: ask, feed, probe, copy out, untrust,
+ *				a build's publish, add, swap and abandon
  *	wal.c		the WAL resource manager: key records for standbys and
  *				recovery, and the bloomguard.wal_log switch
  *	walredo.c	redo of those records, and their descriptions
@@ -26,7 +27,8 @@
  *				their keys reach the filter
  *	keys.c		describing and hashing a table's primary key
  *	keycache.c	the backend-wide cache of key descriptions
- *	sizing.c	validating and choosing a filter's capacity
+ *	sizing.c	validating and choosing a filter's capacity, and whether
+ *				it fits in the memory caps
  *	partition.c	partitioned tables: leaves, routing a key to one, new and
  *				detached partitions
  *	coverage.c	the feed trigger's state; noticing it change, and drops
@@ -41,7 +43,8 @@
  *	guardscan.c	the BloomGuard custom scan: the filter asked before an index
  *				scan
  *	planner.c	the planner path: wrapping primary key index scans
- *	maintain.c	the background worker's pass over a database's guards
+ *	maintain.c	the background worker's pass over a database's guards:
+ *				slot housekeeping, missing leaves, rebuilds
  *	worker.c	the background workers: launcher, database worker, attach's
  *				feed worker
  *	attach.c	bloomguard_attach(), _detach(), _rebuild()

@@ -4,12 +4,27 @@
  *	  One maintenance pass over a database's guards, as the background
  *	  worker runs it (worker.c starts it).
  *
- * The pass reads the database's bloomguard_guards and, one guard at a
- * time, smallest table first (so the most guards are ready soonest),
- * rebuilds with the online protocol (build.c) every guard that is
- * not_loaded or untrusted, and, while bloomguard.auto_rebuild is on,
- * every guard whose load exceeds 1.0, at the capacity sizing.c chooses,
- * if that fits in the memory caps.
+ * A pass does three things, in one transaction and then one per guard:
+ *
+ *	- It keeps this database's part of the slot table in line with the
+ *	  catalogs: it frees the slots of tables that are gone (a safety net:
+ *	  drops free them at commit), all of them if the extension is gone,
+ *	  and, on a standby, those the registry no longer lists (a detach on
+ *	  the primary while it did not log keys sends no FORGET record); and
+ *	  it claims a slot for every registered guard that has none, so that
+ *	  the health view can say why one that cannot be built is not.
+ *	- On a primary, it registers the leaf partitions of guarded
+ *	  partitioned tables that have no registry row (partition.c's hook
+ *	  registers them when they are made, but not while the library is not
+ *	  loaded).
+ *	- It reads the database's bloomguard_guards and, one guard at a time,
+ *	  smallest table first (so the most guards are ready soonest),
+ *	  rebuilds (rebuild.c) every guard that is not_loaded or untrusted,
+ *	  and, while bloomguard.auto_rebuild is on, every guard whose load
+ *	  exceeds 1.0, at the capacity sizing.c chooses, if that fits in the
+ *	  memory caps (bg_capacity_fits()).  A build that a conflict with
+ *	  recovery cancels is tried again at once, a few times; a standby that
+ *	  cannot tell whether it receives every key builds nothing.
  *
  * It never waits for a lock, not even to read a table's size (it sorts by
  * pg_class.relpages): a table someone holds (LOCK TABLE, VACUUM FULL, a

@@ -14,7 +14,8 @@
  * duplicates do not raise).
  * n_added is never used for sizing: it counts every add, so a table whose
  * keys are re-added (an UPDATE that moves a key back and forth) would grow
- * its filter without bound.
+ * its filter without bound.  Whether a chosen capacity fits in the memory
+ * caps now is bg_capacity_fits() (the caps themselves are shmem.c's).
  *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *

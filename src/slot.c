@@ -2,7 +2,8 @@
  *
  * slot.c
  *	  Using one guard: asking its filter, feeding it, probing it, copying
- *	  its numbers out, marking it untrusted.
+ *	  its numbers out, marking it untrusted, and publishing, swapping and
+ *	  abandoning a build's generations.
  *
  * Every function here takes the slot's lock as shmem.c's header says:
  * shared while a filter is read or fed (so that nobody frees it
