@@ -30,7 +30,7 @@
  *
  * Rebuild needs no second transaction: the trigger is already there.  It
  * runs in the caller's transaction, even inside a transaction block;
- * build.c has its policy, which the background worker shares.
+ * rebuild.c has its policy, which the background worker shares.
  *
  * Attach and rebuild reserve shared memory, a cluster-wide resource, so
  * EXECUTE on them is not granted to PUBLIC: the DBA decides who may.

@@ -126,7 +126,7 @@ bg_worker_note(Oid relid, const char *why, bool warning)
 
 /*
  * The capacity for an automatic resize of a guard over capacity (the same
- * policy as a rebuild's, build.c), or 0 if it would not fit in the memory
+ * policy as a rebuild's, rebuild.c), or 0 if it would not fit in the memory
  * caps next to the serving generation (noted for the health view).
  */
 static int64

@@ -284,7 +284,7 @@ bg_add_keys_to(BgFilterPtr dp, const uint64 *keys, int n, int ncols)
 }
 
 /*
- * A flush of a table's keys, by a backend (feed.c) or by redo (wal.c):
+ * A flush of a table's keys, by a backend (feed.c) or by redo (walredo.c):
  * put them into every live generation of the guard of table relid of
  * database dbid, under one acquisition of its slot lock.  keys go to
  * every generation; moved keys (an UPDATE kept the key, but put the new
