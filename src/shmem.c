@@ -441,6 +441,24 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 }
 
 /*
+ * Describe the slot's serving filter as g does: its key, the feed function's
+ * and trigger's versions, its table's relfilenode, when and how it was
+ * built (not its generation number).  Caller holds the slot lock
+ * exclusively, or no other process runs.
+ */
+void
+bg_slot_describe(BgSlot *slot, const BgSavedGuard *g)
+{
+	slot->key = g->key;
+	slot->feed_version = g->feed_version;
+	slot->trigger_version = g->trigger_version;
+	slot->relfilenode = g->relfilenode;
+	slot->built_at = g->built_at;
+	slot->build_seconds = g->build_seconds;
+	slot->build_workers = g->build_workers;
+}
+
+/*
  * Claim a slot for a guard whose filter was saved at the last clean
  * shutdown, and allocate bytes for the filter, which the caller then
  * reads in.  For persist.c, in the postmaster's shared memory startup,
@@ -480,12 +498,7 @@ bg_slot_restore(const BgSavedGuard *g, Size bytes)
 	slot->serving = p;
 	slot->serving_bytes = bytes;
 	slot->generation = g->generation;
-	slot->feed_version = g->feed_version;
-	slot->trigger_version = g->trigger_version;
-	slot->built_at = g->built_at;
-	slot->build_seconds = g->build_seconds;
-	slot->build_workers = g->build_workers;
-	slot->relfilenode = g->relfilenode;
+	bg_slot_describe(slot, g);
 	slot->permanent = true;
 	slot->source = BG_SOURCE_LOADED;
 	slot->source_at = GetCurrentTimestamp();

@@ -653,17 +653,11 @@ bg_slot_swap(int index, uint64 incarnation, BgFilterPtr dp, Size bytes,
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
 	slot->generation++;
-	slot->key = g->key;
-	slot->feed_version = g->feed_version;
-	slot->trigger_version = g->trigger_version;
-	slot->built_at = g->built_at;
-	slot->build_seconds = g->build_seconds;
-	slot->relfilenode = g->relfilenode;
+	bg_slot_describe(slot, g);
 	slot->relfilenode_verified = true;
 	slot->permanent = permanent;
 	slot->source = BG_SOURCE_BUILT;
 	slot->source_at = g->built_at;
-	slot->build_workers = g->build_workers;
 	if (*broken)
 		slot->state = BG_STATE_UNTRUSTED;	/* keep last_error: the reason */
 	else

@@ -55,9 +55,10 @@ typedef struct BgSlot
 	TimestampTz stats_reset;
 } BgSlot;
 
-/* shmem.c: finding and locking a slot */
+/* shmem.c: finding and locking a slot, describing its filter */
 extern BgSlot *bg_slot(int index);
 extern BgSlot *bg_slot_lock_in(BgSlotRef *ref, Oid dbid, Oid relid, LWLockMode mode);
 extern BgSlot *bg_slot_lock(BgSlotRef *ref, Oid relid, LWLockMode mode);
+extern void bg_slot_describe(BgSlot *slot, const BgSavedGuard *g);
 
 #endif							/* BLOOMGUARD_SLOT_INTERNAL_H */
