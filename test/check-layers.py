@@ -3,7 +3,8 @@
 
 - every .c file is in the module map of src/bloomguard.c, and calls only
   functions of the files above it in the map (no circles);
-- every function definition has a comment just above it.
+- every function definition has a comment just above it;
+- a private header is included only by the files it belongs to (PRIVATE).
 
 Exits non-zero, listing what is wrong.  Run from the top of the tree.
 """
@@ -13,6 +14,13 @@ import re
 import sys
 
 SRC = 'src'
+
+# headers whose declarations only these files may see: a guard slot's
+# fields, and the WAL records' formats (each header says why)
+PRIVATE = {
+    'slot_internal.h': {'shmem.c', 'slot.c'},
+    'wal_internal.h': {'wal.c', 'walredo.c'},
+}
 
 
 def strip(code):
@@ -58,6 +66,12 @@ def main():
                 if owner in pos and pos[owner] > pos[name]:
                     problems.append('%s calls %s() of %s, which comes after it in the module map (a higher floor)'
                                     % (name, func, owner))
+    for f in sorted(glob.glob(os.path.join(SRC, '*.[ch]'))):
+        name = os.path.basename(f)
+        for inc in re.findall(r'^#include "([^"]+)"', open(f).read(), re.M):
+            if inc in PRIVATE and name != inc and name not in PRIVATE[inc]:
+                problems.append('%s includes %s, which only %s may include'
+                                % (name, inc, ' and '.join(sorted(PRIVATE[inc]))))
     for p in problems:
         print(p)
     print('%d files, %d functions: %s' % (len(files), len(defs),
