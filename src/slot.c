@@ -12,7 +12,7 @@
  * never under the lock.
  *
  * A slot's fields are private to this file and shmem.c (slot_internal.h),
- * so every operation on one slot is here, some 650 lines: the lookup's
+ * so every operation on one slot is here, some 670 lines: the lookup's
  * ask, the flush's feed, the copies, the untrusts, and the build's
  * publish, add, swap and abandon (whose protocol is build.c's).  Keeping
  * them in one file is what lets the compiler keep every other file out.
