@@ -2,7 +2,7 @@
 
 MODULE_big = bloomguard
 OBJS = \
-	src/bloomguard.o \
+	src/module.o \
 	src/filter.o \
 	src/shmem.o \
 	src/slot.o \

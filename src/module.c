@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * bloomguard.c
+ * module.c
  *	  Module entry point and settings.
  *
  * bloomguard keeps a Bloom filter of a table's primary keys in shared
