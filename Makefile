@@ -2,7 +2,6 @@
 
 MODULE_big = bloomguard
 OBJS = \
-	src/module.o \
 	src/filter.o \
 	src/shmem.o \
 	src/slot.o \
@@ -26,8 +25,10 @@ OBJS = \
 	src/guardscan.o \
 	src/maintain.o \
 	src/worker.o \
+	src/launcher.o \
 	src/attach.o \
-	src/stats.o
+	src/stats.o \
+	src/module.o
 
 EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql sql/bloomguard--1.0--1.1.sql sql/bloomguard--1.1--1.2.sql

@@ -2,7 +2,7 @@
  *
  * maintain.c
  *	  One maintenance pass over a database's guards, as the background
- *	  worker runs it (worker.c starts it).
+ *	  worker runs it (launcher.c starts it).
  *
  * The pass reads the database's bloomguard_guards and, one guard at a
  * time, smallest table first (so the most guards are ready soonest),
@@ -35,6 +35,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -51,6 +52,9 @@ typedef struct BgGuardTodo
 	bool		resize;			/* over capacity: rebuild at a chosen capacity */
 	const char *why;
 } BgGuardTodo;
+
+/* bloomguard.auto_rebuild (bg_maintain_init() defines it) */
+static bool bg_auto_rebuild = true;
 
 /*
  * Decide whether a guard needs a build: not loaded, untrusted, or (with
@@ -487,3 +491,16 @@ bg_maintain_database(void)
 	}
 }
 
+/* Define bloomguard.auto_rebuild; called from _PG_init while preloading. */
+void
+bg_maintain_init(void)
+{
+	DefineCustomBoolVariable("bloomguard.auto_rebuild",
+							 "Lets the background worker resize guards whose load exceeds 1.0.",
+							 "A guard past its capacity is rebuilt at twice its n_added, if that fits in bloomguard.max_memory.",
+							 &bg_auto_rebuild,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+}

@@ -1,12 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * module.c
- *	  Module entry point and settings.
+ *	  Module entry point: _PG_init and the shared memory hooks.
  *
  * bloomguard keeps a Bloom filter of a table's primary keys in shared
  * memory, so that lookups of keys that do not exist can be answered
  * without touching the index.  The pieces, one file each, from the bottom
- * floor up (a file calls only into the ones above it in this list):
+ * floor up (a file calls only into the ones listed before it; this file,
+ * the top floor, calls into any of them):
  *
  *	filter.c	the pure filter: the blocked layout, sizing, hashing, atomic
  *				bits, health formulas
@@ -38,12 +39,32 @@
  *				scan
  *	planner.c	the planner path: wrapping primary key index scans
  *	maintain.c	the background worker's pass over a database's guards
- *	worker.c	the background workers: launcher, database worker, attach's
- *				feed worker
+ *	worker.c	attach's feed worker; starting short-lived workers
+ *	launcher.c	the launcher and the per-database worker it starts
  *	attach.c	bloomguard_attach(), _detach(), _rebuild()
  *	stats.c		the health view's numbers, probes, counter resets
+ *	module.c	_PG_init, and the one shared memory request hook and startup
+ *				hook
  *
  * compat.h hides the differences between PostgreSQL versions.
+ *
+ * Settings.  Each file defines the settings it reads, in its init
+ * function, next to the code that reads them; _PG_init only calls those in
+ * an order with three rules.  The settings that exist wherever the library
+ * is loaded (README's Settings: enabled, transparent, default_error_rate,
+ * partition_lookup), and the custom scan methods (plans are copied and
+ * read back by name, in any backend), come before the return of a library
+ * that is not being preloaded.  RegisterCustomRmgr (in bg_wal_init()) may
+ * run only while preloading.  MarkGUCPrefixReserved comes after every
+ * definition: it removes the placeholder of any bloomguard.* setting not
+ * defined yet, with a warning, and the value set for it with it.
+ *
+ * pg_upgrade starts both clusters with -b, which sets IsBinaryUpgrade
+ * before the preload libraries load (postmaster.c), and promises to leave
+ * the old one as it was: so then no saved filters are loaded (a load
+ * removes the file) or written, and no launcher rebuilds, resizes or
+ * connects to databases pg_upgrade is creating.  The settings are defined
+ * all the same.
  *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
@@ -52,36 +73,55 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "storage/ipc.h"
 #include "utils/guc.h"
 
 #include "bloomguard.h"
 
 PG_MODULE_MAGIC;
 
+/* moves to trust.c (h19b) */
 bool		bg_enabled = true;
 bool		bg_transparent = true;
-int			bg_partition_lookup = BG_PARTITION_LOOKUP_ROUTE;
 
-static const struct config_enum_entry bg_partition_lookup_options[] = {
-	{"route", BG_PARTITION_LOOKUP_ROUTE, false},
-	{"ask_all", BG_PARTITION_LOOKUP_ASK_ALL, false},
-	{NULL, 0, false}
-};
-int			bg_max_memory_mb = BG_MAX_MEMORY_DEFAULT;
-int			bg_max_guard_memory_mb = BG_MAX_GUARD_MEMORY_DEFAULT;
-int			bg_max_guards = BG_MAX_GUARDS_DEFAULT;
-double		bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
-int			bg_maintenance_interval = BG_MAINTENANCE_INTERVAL_DEFAULT;
-bool		bg_auto_rebuild = true;
-bool		bg_background_worker = true;
-bool		bg_wal_log = false;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void		_PG_init(void);
+
+/* shmem_request_hook: the space and locks of shmem.c and wal.c. */
+static void
+bg_module_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	bg_shmem_request();
+	bg_wal_shmem_request();
+}
+
+/*
+ * shmem_startup_hook, in this order: shmem.c makes the slot table and the
+ * filter pool; wal.c makes its state, from its file (it needs nothing of
+ * shmem.c's); then persist.c loads the saved filters into slots and pool
+ * memory that shmem.c made, tells wal.c what they are complete as of
+ * (bg_wal_loaded()), and arranges the save at exit, which reads both.
+ */
+static void
+bg_module_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	bg_shmem_startup();
+	bg_wal_shmem_startup();
+	if (!IsBinaryUpgrade)		/* see the file header */
+		bg_persist_shmem_startup();
+}
 
 /* Define the settings and, while preloading, install the hooks and workers. */
 void
 _PG_init(void)
 {
+	/* moves to trust.c (h19b) */
 	DefineCustomBoolVariable("bloomguard.enabled",
 							 "Lets guarded_exists() answer from the filter.",
 							 "When off, every call does the plain primary key lookup and "
@@ -93,17 +133,7 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomRealVariable("bloomguard.default_error_rate",
-							 "Target false-positive rate of new filters when none is given.",
-							 NULL,
-							 &bg_default_error_rate,
-							 BG_ERROR_RATE_DEFAULT,
-							 BG_ERROR_RATE_MIN,
-							 BG_ERROR_RATE_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
+	/* moves to trust.c (h19b) */
 	DefineCustomBoolVariable("bloomguard.transparent",
 							 "Lets ordinary primary key lookups ask the filter first.",
 							 "When on, index scans of a guarded table's primary key that fix "
@@ -116,119 +146,28 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomEnumVariable("bloomguard.partition_lookup",
-							 "How guarded_exists() on a partitioned table finds the leaf to ask.",
-							 "route (the default) asks the one leaf the key belongs in; ask_all "
-							 "asks every leaf's filter and reads the leaves that may hold the key. "
-							 "A developer setting, kept to measure one against the other.",
-							 &bg_partition_lookup,
-							 BG_PARTITION_LOOKUP_ROUTE,
-							 bg_partition_lookup_options,
-							 PGC_USERSET,
-							 GUC_NOT_IN_SAMPLE,
-							 NULL, NULL, NULL);
-
-	/* plans are copied and read back by name, in any backend */
+	bg_attach_init();
+	bg_lookup_init();
 	bg_guard_scan_register();
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
-	DefineCustomIntVariable("bloomguard.maintenance_interval",
-							"Time between the background worker's maintenance passes.",
-							"Each pass rebuilds guards that are not loaded or untrusted and, "
-							"with bloomguard.auto_rebuild, resizes guards past their capacity. "
-							"Zero disables the passes after the one at startup.",
-							&bg_maintenance_interval,
-							BG_MAINTENANCE_INTERVAL_DEFAULT,
-							BG_MAINTENANCE_INTERVAL_MIN,
-							BG_MAINTENANCE_INTERVAL_MAX,
-							PGC_SIGHUP,
-							GUC_UNIT_S,
-							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("bloomguard.background_worker",
-							 "Starts the background worker that rebuilds lost filters and resizes full ones.",
-							 "When off, guards stay not_loaded after a restart until bloomguard_rebuild() is called.",
-							 &bg_background_worker,
-							 true,
-							 PGC_POSTMASTER,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("bloomguard.auto_rebuild",
-							 "Lets the background worker resize guards whose load exceeds 1.0.",
-							 "A guard past its capacity is rebuilt at twice its n_added, if that fits in bloomguard.max_memory.",
-							 &bg_auto_rebuild,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("bloomguard.max_memory",
-							"Shared memory all filters together may use.",
-							"An attach or rebuild that would exceed it fails and changes nothing.",
-							&bg_max_memory_mb,
-							BG_MAX_MEMORY_DEFAULT,
-							BG_MAX_MEMORY_MIN,
-							BG_MAX_MEMORY_MAX,
-							PGC_POSTMASTER,
-							GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("bloomguard.max_guard_memory",
-							"Shared memory one guard's filter may use.",
-							"An attach, rebuild or automatic resize that would need a larger filter "
-							"fails and changes nothing. Zero leaves only bloomguard.max_memory.",
-							&bg_max_guard_memory_mb,
-							BG_MAX_GUARD_MEMORY_DEFAULT,
-							BG_MAX_GUARD_MEMORY_MIN,
-							BG_MAX_GUARD_MEMORY_MAX,
-							PGC_SIGHUP,
-							GUC_UNIT_MB,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("bloomguard.max_guards",
-							"Maximum number of guarded tables in the cluster.",
-							NULL,
-							&bg_max_guards,
-							BG_MAX_GUARDS_DEFAULT,
-							BG_MAX_GUARDS_MIN,
-							BG_MAX_GUARDS_MAX,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("bloomguard.wal_log",
-							 "Writes the feed's keys to the WAL, so that standbys can trust their filters.",
-							 "Every node that replays this server's WAL (standbys, and this server "
-							 "itself in recovery) must then have bloomguard in "
-							 "shared_preload_libraries. While it is off, no standby trusts a filter.",
-							 &bg_wal_log,
-							 false,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, bg_wal_log_assign, NULL);
-
-	MarkGUCPrefixReserved("bloomguard");
-
 	bg_shmem_init();
 	bg_wal_init();
+	bg_maintain_init();
+	bg_launcher_init();
+	bg_planner_init();
+	MarkGUCPrefixReserved("bloomguard");
 
-	/*
-	 * pg_upgrade starts both clusters with -b, which sets IsBinaryUpgrade
-	 * before the preload libraries load (postmaster.c), and promises to
-	 * leave the old one as it was: no saved filters loaded (a load removes
-	 * the file) or written, no launcher to rebuild, resize or connect to
-	 * databases pg_upgrade is creating.
-	 */
-	if (!IsBinaryUpgrade)
-		bg_persist_init();
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = bg_module_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = bg_module_shmem_startup;
 	bg_feed_init();
 	bg_pending_init();
 	bg_statement_init();
 	bg_coverage_init();
-	bg_planner_init();
-	if (!IsBinaryUpgrade)
-		bg_worker_init();
+	if (!IsBinaryUpgrade)		/* see the file header */
+		bg_launcher_register();
 }
