@@ -88,6 +88,16 @@ dist:
 	git -C $(srcdir) archive --format zip --prefix=bloomguard-$(DISTVERSION)/ -o $(CURDIR)/bloomguard-$(DISTVERSION).zip HEAD
 	python3 $(srcdir)/test/check-meta.py $(srcdir) --zip $(CURDIR)/bloomguard-$(DISTVERSION).zip
 
+# The house rules the compiler does not check: test/check-layers.py on the
+# sources (calls only down the module map, a comment above every
+# function), test/check-symbols.py on the objects (no global read across
+# files without a reason stated where it is defined); test/run-all.sh's
+# layers suite runs it.
+.PHONY: check-layers
+check-layers: $(OBJS)
+	python3 $(srcdir)/test/check-layers.py
+	python3 $(srcdir)/test/check-symbols.py
+
 # One suite at a time, so that a failing suite does not hide the others.
 .PHONY: installcheck-regress installcheck-isolation installcheck-tap installcheck-discard
 installcheck-regress:
