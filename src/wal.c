@@ -199,6 +199,7 @@ static BgWalShared *bg_wal = NULL;
 /* bloomguard.wal_log (bg_wal_init() defines it) */
 static bool bg_wal_log = false;
 
+static void bg_wal_log_assign(bool newval, void *extra);
 static void bg_rmgr_redo(XLogReaderState *record);
 static void bg_rmgr_desc(StringInfo buf, XLogReaderState *record);
 static const char *bg_rmgr_identify(uint8 info);
@@ -345,18 +346,6 @@ bg_wal_shmem_startup(void)
 }
 
 /*
- * Assign hook of bloomguard.wal_log.  Only the postmaster (or a standalone
- * backend) passes the value on: it reloads the configuration first, and
- * one process's value is the one every flush is brought in line with.
- */
-static void
-bg_wal_log_assign(bool newval, void *extra)
-{
-	if (!IsUnderPostmaster && bg_wal != NULL)
-		pg_atomic_write_u32(&bg_wal->requested, newval ? 1 : 0);
-}
-
-/*
  * Register the resource manager (which only a preloaded library may do)
  * and define bloomguard.wal_log; called from _PG_init while preloading.
  */
@@ -375,6 +364,18 @@ bg_wal_init(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, bg_wal_log_assign, NULL);
+}
+
+/*
+ * Assign hook of bloomguard.wal_log.  Only the postmaster (or a standalone
+ * backend) passes the value on: it reloads the configuration first, and
+ * one process's value is the one every flush is brought in line with.
+ */
+static void
+bg_wal_log_assign(bool newval, void *extra)
+{
+	if (!IsUnderPostmaster && bg_wal != NULL)
+		pg_atomic_write_u32(&bg_wal->requested, newval ? 1 : 0);
 }
 
 /* Write a WAL_LOG_ON or WAL_LOG_OFF record; returns its end. */
