@@ -56,8 +56,9 @@
  * read back by name, in any backend), come before the return of a library
  * that is not being preloaded.  RegisterCustomRmgr (in bg_wal_init()) may
  * run only while preloading.  MarkGUCPrefixReserved comes after every
- * definition: it removes the placeholder of any bloomguard.* setting not
- * defined yet, with a warning, and the value set for it with it.
+ * definition: it removes, with a WARNING, the placeholder of any
+ * bloomguard.* setting not defined yet, and so the value postgresql.conf
+ * gave it (test/t/024_settings.pl).
  *
  * pg_upgrade starts both clusters with -b, which sets IsBinaryUpgrade
  * before the preload libraries load (postmaster.c), and promises to leave
