@@ -72,7 +72,6 @@ typedef struct BgFeedRequest
 	char		hint[BG_MSG_LEN];
 } BgFeedRequest;
 
-
 /*
  * Start a short-lived, database-connected worker that reports to this
  * backend (so that WaitForBackgroundWorkerShutdown works).  Returns false
