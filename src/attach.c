@@ -53,6 +53,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -62,6 +63,12 @@
 PG_FUNCTION_INFO_V1(bloomguard_attach);
 PG_FUNCTION_INFO_V1(bloomguard_detach);
 PG_FUNCTION_INFO_V1(bloomguard_rebuild);
+
+/* bloomguard.default_error_rate (bg_attach_init() defines it) */
+#define BG_ERROR_RATE_DEFAULT		0.01
+#define BG_ERROR_RATE_MIN			1e-9
+#define BG_ERROR_RATE_MAX			0.5
+static double bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
 
 /*
  * The slot an attach in this backend has claimed but not yet registered:
@@ -551,4 +558,23 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 		(void) bg_rebuild(rel, capacity, error_rate, false);
 	relation_close(rel, NoLock);
 	PG_RETURN_VOID();
+}
+
+/*
+ * Define bloomguard.default_error_rate; called from _PG_init, preloaded or
+ * not (README's Settings: it exists wherever the library is loaded).
+ */
+void
+bg_attach_init(void)
+{
+	DefineCustomRealVariable("bloomguard.default_error_rate",
+							 "Target false-positive rate of new filters when none is given.",
+							 NULL,
+							 &bg_default_error_rate,
+							 BG_ERROR_RATE_DEFAULT,
+							 BG_ERROR_RATE_MIN,
+							 BG_ERROR_RATE_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 }

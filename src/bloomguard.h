@@ -4,8 +4,8 @@
  *	  Declarations shared by bloomguard's source files.
  *
  * Declarations are grouped by the file that defines them, from the bottom
- * floor up; a file calls only into files listed above it (bloomguard.c
- * has the module map).
+ * floor up; a file calls only into files listed above it (module.c has
+ * the module map).
  *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
@@ -40,22 +40,6 @@
 #define BG_RMGR_ID					188
 #define BG_RMGR_NAME				"bloomguard"
 
-/* settings: defaults and limits */
-#define BG_MAX_MEMORY_DEFAULT		128		/* MB */
-#define BG_MAX_MEMORY_MIN			1
-#define BG_MAX_MEMORY_MAX			(INT_MAX / 2)
-#define BG_MAX_GUARD_MEMORY_DEFAULT	0		/* MB; 0: only max_memory applies */
-#define BG_MAX_GUARD_MEMORY_MIN		0
-#define BG_MAX_GUARD_MEMORY_MAX		(INT_MAX / 2)
-#define BG_MAX_GUARDS_DEFAULT		256
-#define BG_MAX_GUARDS_MIN			1
-#define BG_MAX_GUARDS_MAX			100000
-#define BG_ERROR_RATE_DEFAULT		0.01
-#define BG_ERROR_RATE_MIN			1e-9
-#define BG_ERROR_RATE_MAX			0.5
-#define BG_MAINTENANCE_INTERVAL_DEFAULT	10	/* seconds */
-#define BG_MAINTENANCE_INTERVAL_MIN		0
-#define BG_MAINTENANCE_INTERVAL_MAX		(INT_MAX / 1000)
 #define BG_MIN_CAPACITY				1000	/* floor for a chosen capacity */
 
 /* databases that may wait at once for the launcher's visit (shmem.c) */
@@ -74,25 +58,12 @@ bg_xact_event_ends(XactEvent event)
 		event == XACT_EVENT_PARALLEL_ABORT;
 }
 
-/* bloomguard.c: settings */
+/*
+ * module.c: settings that several files read (each other setting is
+ * defined in the one file that reads it)
+ */
 extern bool bg_enabled;
 extern bool bg_transparent;
-extern int	bg_partition_lookup;
-
-/* bloomguard.partition_lookup: how guarded_exists() reads a partitioned table */
-typedef enum BgPartitionLookup
-{
-	BG_PARTITION_LOOKUP_ROUTE,	/* ask the one leaf the key routes to */
-	BG_PARTITION_LOOKUP_ASK_ALL /* ask every leaf's filter */
-} BgPartitionLookup;
-extern int	bg_max_memory_mb;
-extern int	bg_max_guard_memory_mb;
-extern int	bg_max_guards;
-extern double bg_default_error_rate;
-extern int	bg_maintenance_interval;
-extern bool bg_auto_rebuild;
-extern bool bg_background_worker;
-extern bool bg_wal_log;
 
 /* A filter's place in the filter pool (shmem.c): an offset, 0 for none. */
 typedef uint64 BgFilterPtr;
@@ -299,6 +270,8 @@ typedef enum BgFeedState
 
 /* shmem.c */
 extern void bg_shmem_init(void);
+extern void bg_shmem_request(void);
+extern void bg_shmem_startup(void);
 extern void bg_require_loaded(void);
 extern bool bg_loaded(void);
 extern int	bg_slot_count(void);
@@ -375,7 +348,8 @@ extern bool bg_slot_swap(int index, uint64 incarnation, BgFilterPtr dp, Size byt
 
 /* wal.c */
 extern void bg_wal_init(void);
-extern void bg_wal_log_assign(bool newval, void *extra);
+extern void bg_wal_shmem_request(void);
+extern void bg_wal_shmem_startup(void);
 extern void bg_wal_heartbeat(void);
 extern void bg_wal_log_keys(Oid relid, int ncols, const uint64 *keys, int nkeys,
 							const uint64 *moved, int nmoved);
@@ -391,7 +365,7 @@ extern bool bg_wal_standby_saveable(XLogRecPtr *lsn);
 extern bool bg_wal_announced(void);
 
 /* persist.c */
-extern void bg_persist_init(void);
+extern void bg_persist_shmem_startup(void);
 
 /* feed.c */
 extern void bg_feed_init(void);
@@ -564,6 +538,7 @@ extern bool bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *para
 						  const Oid *types, const Oid *collations, bool typed);
 
 /* lookup.c */
+extern void bg_lookup_init(void);
 extern bool bg_filter_trusted(Relation rel, Snapshot snap);
 extern bool bg_rls_applies(Relation rel, bool noError);
 
@@ -575,11 +550,21 @@ extern void bg_guard_scan_register(void);
 extern void bg_planner_init(void);
 
 /* maintain.c */
+extern void bg_maintain_init(void);
 extern void bg_maintain_database(void);
 
 /* worker.c */
-extern void bg_worker_init(void);
+struct BackgroundWorkerHandle;
+extern bool bg_start_worker(const char *function, const char *type, const char *name,
+							Datum arg, struct BackgroundWorkerHandle **handle);
 extern void bg_install_feed(Oid relid, int64 capacity, double error_rate,
 							volatile bool *committed);
+
+/* launcher.c */
+extern void bg_launcher_init(void);
+extern void bg_launcher_register(void);
+
+/* attach.c */
+extern void bg_attach_init(void);
 
 #endif							/* BLOOMGUARD_H */

@@ -117,6 +117,10 @@ static void bg_restore_guard_scan(CustomScanState *node);
 static void bg_explain_guard_scan(CustomScanState *node, List *ancestors,
 								  ExplainState *es);
 
+/*
+ * Read by other files: planner.c, whose CustomScan plan nodes point to it
+ * (as core's plan copying and reading expect); constant, never written.
+ */
 const CustomScanMethods bg_guard_scan_methods = {
 	.CustomName = "BloomGuard",
 	.CreateCustomScanState = bg_create_guard_scan_state,

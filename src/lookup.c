@@ -62,6 +62,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -70,6 +71,20 @@
 
 PG_FUNCTION_INFO_V1(guarded_exists);
 PG_FUNCTION_INFO_V1(bloomguard_check);
+
+/* bloomguard.partition_lookup: how guarded_exists() reads a partitioned table */
+typedef enum BgPartitionLookup
+{
+	BG_PARTITION_LOOKUP_ROUTE,	/* ask the one leaf the key routes to */
+	BG_PARTITION_LOOKUP_ASK_ALL /* ask every leaf's filter */
+} BgPartitionLookup;
+
+static const struct config_enum_entry bg_partition_lookup_options[] = {
+	{"route", BG_PARTITION_LOOKUP_ROUTE, false},
+	{"ask_all", BG_PARTITION_LOOKUP_ASK_ALL, false},
+	{NULL, 0, false}
+};
+static int	bg_partition_lookup = BG_PARTITION_LOOKUP_ROUTE;
 
 /*
  * Open the table named by the first argument, and check that the caller may
@@ -451,4 +466,24 @@ bloomguard_check(PG_FUNCTION_ARGS)
 			break;
 	}
 	PG_RETURN_TEXT_P(cstring_to_text("unknown"));
+}
+
+/*
+ * Define bloomguard.partition_lookup; called from _PG_init, preloaded or
+ * not (README's Settings: it exists wherever the library is loaded).
+ */
+void
+bg_lookup_init(void)
+{
+	DefineCustomEnumVariable("bloomguard.partition_lookup",
+							 "How guarded_exists() on a partitioned table finds the leaf to ask.",
+							 "route (the default) asks the one leaf the key belongs in; ask_all "
+							 "asks every leaf's filter and reads the leaves that may hold the key. "
+							 "A developer setting, kept to measure one against the other.",
+							 &bg_partition_lookup,
+							 BG_PARTITION_LOOKUP_ROUTE,
+							 bg_partition_lookup_options,
+							 PGC_USERSET,
+							 GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
 }

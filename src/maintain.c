@@ -2,7 +2,7 @@
  *
  * maintain.c
  *	  One maintenance pass over a database's guards, as the background
- *	  worker runs it (worker.c starts it).
+ *	  worker runs it (launcher.c starts it).
  *
  * A pass does three things, in one transaction and then one per guard:
  *
@@ -50,6 +50,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -66,6 +67,9 @@ typedef struct BgGuardTodo
 	bool		resize;			/* over capacity: rebuild at a chosen capacity */
 	const char *why;
 } BgGuardTodo;
+
+/* bloomguard.auto_rebuild (bg_maintain_init() defines it) */
+static bool bg_auto_rebuild = true;
 
 /*
  * Decide whether a guard needs a build: not loaded, untrusted, or (with
@@ -499,3 +503,16 @@ bg_maintain_database(void)
 	}
 }
 
+/* Define bloomguard.auto_rebuild; called from _PG_init while preloading. */
+void
+bg_maintain_init(void)
+{
+	DefineCustomBoolVariable("bloomguard.auto_rebuild",
+							 "Lets the background worker resize guards whose load exceeds 1.0.",
+							 "A guard past its capacity is rebuilt at twice its n_added, if that fits in bloomguard.max_memory.",
+							 &bg_auto_rebuild,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+}

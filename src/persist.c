@@ -169,7 +169,6 @@ typedef struct BgRunFile
 	pg_crc32c	crc;			/* of the fields above */
 } BgRunFile;
 
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static bool bg_load_attempted = false;
 
 /* this run's identity, and whether BG_RUN_FILE durably holds it */
@@ -588,16 +587,15 @@ bg_persist_load(const uint8 *last_run)
 }
 
 /*
- * shmem_startup_hook: in the postmaster (or a standalone backend), once:
- * read the last run's identity, load the saved filters, and draw this
- * run's identity; then (again after each crash reinitialization, which
- * runs the exit callbacks) arrange to save the filters at exit.
+ * Part of module.c's shmem_startup_hook, after shmem.c's and wal.c's: in
+ * the postmaster (or a standalone backend), once: read the last run's
+ * identity, load the saved filters, and draw this run's identity; then
+ * (again after each crash reinitialization, which runs the exit
+ * callbacks) arrange to save the filters at exit.
  */
-static void
+void
 bg_persist_shmem_startup(void)
 {
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
 	if (IsUnderPostmaster)
 		return;
 	if (!bg_load_attempted)
@@ -612,12 +610,4 @@ bg_persist_shmem_startup(void)
 			bg_new_run_id();
 	}
 	on_shmem_exit(bg_persist_save, (Datum) 0);
-}
-
-/* Install the hook; called from _PG_init while preloading, after shmem.c's. */
-void
-bg_persist_init(void)
-{
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = bg_persist_shmem_startup;
 }

@@ -76,6 +76,7 @@
 #include "storage/ipc.h"
 #include "storage/procarray.h"
 #include "storage/shmem.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -100,6 +101,20 @@ typedef struct BgShared
 static BgShared *bg_shared = NULL;
 static char *bg_pool = NULL;
 
+/* settings (bg_shmem_init() defines them) */
+#define BG_MAX_MEMORY_DEFAULT		128		/* MB */
+#define BG_MAX_MEMORY_MIN			1
+#define BG_MAX_MEMORY_MAX			(INT_MAX / 2)
+#define BG_MAX_GUARD_MEMORY_DEFAULT	0		/* MB; 0: only max_memory applies */
+#define BG_MAX_GUARD_MEMORY_MIN		0
+#define BG_MAX_GUARD_MEMORY_MAX		(INT_MAX / 2)
+#define BG_MAX_GUARDS_DEFAULT		256
+#define BG_MAX_GUARDS_MIN			1
+#define BG_MAX_GUARDS_MAX			100000
+static int	bg_max_memory_mb = BG_MAX_MEMORY_DEFAULT;
+static int	bg_max_guard_memory_mb = BG_MAX_GUARD_MEMORY_DEFAULT;
+static int	bg_max_guards = BG_MAX_GUARDS_DEFAULT;
+
 /* Which memory cap a new filter would exceed (bg_memory_cap_check()). */
 typedef enum BgCapCheck
 {
@@ -108,10 +123,8 @@ typedef enum BgCapCheck
 	BG_CAP_TOTAL				/* bloomguard.max_memory */
 } BgCapCheck;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static BgCapCheck bg_memory_cap_check(Size bytes, Size in_use);
 static void bg_pool_free_locked(BgFilterPtr p, Size bytes);
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /* Size of the slot table. */
 static Size
@@ -136,28 +149,25 @@ bg_pool_size(void)
 					mul_size(2 * bg_max_guards + 1, BG_POOL_ALIGN));
 }
 
-/* shmem_request_hook: ask for our space and our lock. */
-static void
+/* Ask for our space and our lock (module.c's shmem_request_hook). */
+void
 bg_shmem_request(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-
 	RequestAddinShmemSpace(bg_shmem_size());
 	RequestAddinShmemSpace(add_size(bg_pool_size(), BG_POOL_ALIGN));
 	RequestNamedLWLockTranche("bloomguard", 1);
 }
 
-/* shmem_startup_hook: create or attach to the slot table and the pool. */
-static void
+/*
+ * Create or attach to the slot table and the pool (module.c's
+ * shmem_startup_hook, first of ours).
+ */
+void
 bg_shmem_startup(void)
 {
 	bool		found;
 	bool		found_pool;
 	char	   *pool_space;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
 
 	/* reset in case this is a restart within the postmaster */
 	bg_shared = NULL;
@@ -204,14 +214,46 @@ bg_shmem_startup(void)
 	LWLockRegisterTranche(bg_shared->tranche_id, "bloomguard");
 }
 
-/* Install the shared memory hooks; called from _PG_init while preloading. */
+/*
+ * Define the settings that size shared memory and cap the filters; called
+ * from _PG_init while preloading (they exist only then).
+ */
 void
 bg_shmem_init(void)
 {
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = bg_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = bg_shmem_startup;
+	DefineCustomIntVariable("bloomguard.max_memory",
+							"Shared memory all filters together may use.",
+							"An attach or rebuild that would exceed it fails and changes nothing.",
+							&bg_max_memory_mb,
+							BG_MAX_MEMORY_DEFAULT,
+							BG_MAX_MEMORY_MIN,
+							BG_MAX_MEMORY_MAX,
+							PGC_POSTMASTER,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("bloomguard.max_guard_memory",
+							"Shared memory one guard's filter may use.",
+							"An attach, rebuild or automatic resize that would need a larger filter "
+							"fails and changes nothing. Zero leaves only bloomguard.max_memory.",
+							&bg_max_guard_memory_mb,
+							BG_MAX_GUARD_MEMORY_DEFAULT,
+							BG_MAX_GUARD_MEMORY_MIN,
+							BG_MAX_GUARD_MEMORY_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("bloomguard.max_guards",
+							"Maximum number of guarded tables in the cluster.",
+							NULL,
+							&bg_max_guards,
+							BG_MAX_GUARDS_DEFAULT,
+							BG_MAX_GUARDS_MIN,
+							BG_MAX_GUARDS_MAX,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
 }
 
 /* Error out unless the library was preloaded. */

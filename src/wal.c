@@ -101,6 +101,7 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "utils/guc.h"
 
 #include "wal_internal.h"
 
@@ -146,8 +147,11 @@ typedef struct BgWalStateFile
 } BgWalStateFile;
 
 static BgWalShared *bg_wal = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* bloomguard.wal_log (bg_wal_init() defines it) */
+static bool bg_wal_log = false;
+
+static void bg_wal_log_assign(bool newval, void *extra);
 
 static RmgrData bg_rmgr = {
 	.rm_name = BG_RMGR_NAME,
@@ -254,28 +258,23 @@ bg_wal_write_state(bool on, int elevel)
 	return durable_rename(tmp, BG_WAL_STATE_FILE, elevel) == 0;
 }
 
-/* shmem_request_hook: our state and the wal lock. */
-static void
+/* Ask for our state and the wal lock (module.c's shmem_request_hook). */
+void
 bg_wal_shmem_request(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(BgWalShared)));
 	RequestNamedLWLockTranche("bloomguard wal", 1);
 }
 
 /*
- * shmem_startup_hook: create our state.  In the postmaster (or a
- * standalone backend) the state starts from the file: that is the state
- * the WAL stream carries after any crash.
+ * Create our state (module.c's shmem_startup_hook, after shmem.c's).  In
+ * the postmaster (or a standalone backend) the state starts from the
+ * file: that is the state the WAL stream carries after any crash.
  */
-static void
+void
 bg_wal_shmem_startup(void)
 {
 	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
 
 	bg_wal = NULL;
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
@@ -296,17 +295,24 @@ bg_wal_shmem_startup(void)
 }
 
 /*
- * Register the resource manager and the shared memory hooks; called from
- * _PG_init while preloading.
+ * Register the resource manager (which only a preloaded library may do)
+ * and define bloomguard.wal_log; called from _PG_init while preloading.
  */
 void
 bg_wal_init(void)
 {
 	RegisterCustomRmgr(BG_RMGR_ID, &bg_rmgr);
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = bg_wal_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = bg_wal_shmem_startup;
+
+	DefineCustomBoolVariable("bloomguard.wal_log",
+							 "Writes the feed's keys to the WAL, so that standbys can trust their filters.",
+							 "Every node that replays this server's WAL (standbys, and this server "
+							 "itself in recovery) must then have bloomguard in "
+							 "shared_preload_libraries. While it is off, no standby trusts a filter.",
+							 &bg_wal_log,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, bg_wal_log_assign, NULL);
 }
 
 /*
@@ -314,7 +320,7 @@ bg_wal_init(void)
  * backend) passes the value on: it reloads the configuration first, and
  * one process's value is the one every flush is brought in line with.
  */
-void
+static void
 bg_wal_log_assign(bool newval, void *extra)
 {
 	if (!IsUnderPostmaster && bg_wal != NULL)

@@ -101,9 +101,11 @@ run_root_suite() {
 }
 
 # the house rules the compiler does not check: no circles between the
-# files of src/, a comment above every function (test/check-layers.py);
-# META.json valid for PGXN and at the extension's version (test/check-meta.py)
-run_suite layers "python3 test/check-layers.py && python3 test/check-meta.py ."
+# files of src/, a comment above every function (test/check-layers.py), no
+# global read across files without a stated reason (test/check-symbols.py,
+# on the objects just built; make check-layers runs both); META.json valid
+# for PGXN and at the extension's version (test/check-meta.py)
+run_suite layers "python3 test/check-meta.py . && make -s PG_CONFIG='$PG_CONFIG' check-layers"
 # the regression and isolation runs' server logs may hold no warning or
 # error their expected output does not show (test/check-logs.pl); each TAP
 # test checks its own nodes' logs (test/lib/BloomGuard/Test.pm)
