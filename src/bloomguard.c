@@ -23,17 +23,20 @@
  *	statement.c	which of this backend's own writes a lookup might see before
  *				their keys reach the filter
  *	keys.c		describing and hashing a table's primary key
+ *	feedstate.c	the feed trigger as the catalogs have it: is it attach's, and
+ *				the versions of its row and its function's
  *	keycache.c	the backend-wide cache of key descriptions
  *	sizing.c	validating and choosing a filter's capacity
  *	partition.c	partitioned tables: leaves, routing a key to one, new and
  *				detached partitions
- *	coverage.c	the feed trigger's state; noticing it change, and drops
+ *	coverage.c	noticing the feed trigger change, and drops
  *	build.c		building a generation online from a table scan, with
  *				parallel workers; rebuilds
  *	trigger.c	the feed trigger
  *	args.c		turning key arguments into key values
  *	source.c	the authoritative lookup: index probe or SQL
- *	lookup.c	guarded_exists(), bloomguard_check(), the trust rule
+ *	trust.c		the trust rule: when a filter may answer; asking it
+ *	lookup.c	guarded_exists(), bloomguard_check()
  *	guardscan.c	the BloomGuard custom scan: the filter asked before an index
  *				scan
  *	planner.c	the planner path: wrapping primary key index scans
@@ -58,8 +61,6 @@
 
 PG_MODULE_MAGIC;
 
-bool		bg_enabled = true;
-bool		bg_transparent = true;
 int			bg_partition_lookup = BG_PARTITION_LOOKUP_ROUTE;
 
 static const struct config_enum_entry bg_partition_lookup_options[] = {
@@ -82,16 +83,7 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
-	DefineCustomBoolVariable("bloomguard.enabled",
-							 "Lets guarded_exists() answer from the filter.",
-							 "When off, every call does the plain primary key lookup and "
-							 "bloomguard_check() answers 'unknown'. The triggers keep "
-							 "feeding the filters.",
-							 &bg_enabled,
-							 true,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
+	bg_trust_init();
 
 	DefineCustomRealVariable("bloomguard.default_error_rate",
 							 "Target false-positive rate of new filters when none is given.",
@@ -100,18 +92,6 @@ _PG_init(void)
 							 BG_ERROR_RATE_DEFAULT,
 							 BG_ERROR_RATE_MIN,
 							 BG_ERROR_RATE_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("bloomguard.transparent",
-							 "Lets ordinary primary key lookups ask the filter first.",
-							 "When on, index scans of a guarded table's primary key that fix "
-							 "the whole key are planned under a BloomGuard custom scan, which "
-							 "skips the index for keys the filter rules out. Checked when "
-							 "planning and again at execution, so it also governs cached plans.",
-							 &bg_transparent,
-							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -877,6 +877,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	char		broken_why[sizeof(((BgSlot *) NULL)->last_error)];
 	int			workers = 0;
 	MemoryContext oldcxt = CurrentMemoryContext;
+	TransactionId feed_version;
 
 	bg_keydesc_identity(desc, &key);
 
@@ -887,6 +888,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	 * and a lookup untrusts it.
 	 */
 	bs->trigger_version = bg_feed_trigger_version(RelationGetRelid(rel));
+	(void) bg_feed_check(rel, &feed_version);
 
 	PG_TRY();
 	{
@@ -932,8 +934,8 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	slot->coverage_broken = false;
 	slot->generation++;
 	slot->key = key;
-	/* the caller checked the feed trigger, and so the function's version */
-	slot->feed_version = bg_feed_version;
+	/* read before the lock: the caller checked that the trigger is in place */
+	slot->feed_version = feed_version;
 	slot->trigger_version = bs->trigger_version;
 	slot->built_at = GetCurrentTimestamp();
 	slot->build_seconds = (double) (slot->built_at - bs->start) / USECS_PER_SEC;

@@ -44,7 +44,7 @@
  *	  made again when that changes) and bloomguard.transparent is on;
  *	- row-level security does not apply to the query, nor to a parent the
  *	  table was expanded from (the wrapped scan would
- *	  keep its quals, but the filter must not be consulted: lookup.c);
+ *	  keep its quals, but the filter must not be consulted: trust.c);
  *	- every key column is fixed by equality under the key's own btree
  *	  operator family, to a value whose type converts to the key type
  *	  exactly as guarded_exists() converts an argument (args.c);
@@ -287,7 +287,7 @@ bg_rel_guardable(PlannerInfo *root, RelOptInfo *rel)
 	BgKeyInfo  *info;
 	BgSlotRef	ref = BG_SLOT_REF_INIT;
 
-	if (!bg_transparent || !bg_loaded() ||
+	if (!bg_trust_transparent() || !bg_loaded() ||
 		(rel->reloptkind != RELOPT_BASEREL &&
 		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL))
 		return NULL;
@@ -467,7 +467,7 @@ bg_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 
 	if (prev_set_join_pathlist_hook)
 		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
-	if (!bg_transparent || !bg_loaded())
+	if (!bg_trust_transparent() || !bg_loaded())
 		return;
 	foreach(lc, joinrel->pathlist)
 		lfirst(lc) = bg_wrap_inner_paths(root, (Path *) lfirst(lc));
