@@ -39,9 +39,14 @@
  * its plain index scan.
  *
  * Paths are wrapped only where the shortcut can be right:
- *	- the table is guarded (it has a slot; attach, detach, rebuild and the
- *	  worker's first claim send a relcache invalidation, so cached plans are
- *	  made again when that changes) and bloomguard.transparent is on;
+ *	- the table is guarded (it has a slot) and bloomguard.transparent is
+ *	  on.  Cached plans follow the guard: a build that puts a filter in
+ *	  place (attach's, a rebuild, the worker's first build after a restart)
+ *	  sends a relcache invalidation as it swaps the filter in (build.c),
+ *	  and detach sends one at commit.  Claiming a slot sends none: a plan
+ *	  made before the worker claims one stays unwrapped until that build,
+ *	  and one made between the claim and the build is wrapped and falls
+ *	  back at execution until then (the guard is not ready);
  *	- row-level security does not apply to the query, nor to a parent the
  *	  table was expanded from (the wrapped scan would
  *	  keep its quals, but the filter must not be consulted: trust.c);
