@@ -191,16 +191,15 @@ bg_lookup_ask(BgLookup *lk, int *slotindex)
 	bool		children;
 	bool		trusted;
 
-	if (lk->rls || !desc->hashable ||
-		(lk->kr != BG_KEY_OK && !nomatch))
+	if (lk->rls || !desc->hashable || (lk->kr != BG_KEY_OK && !nomatch))
+		trusted = false;
+	else
 	{
-		*slotindex = bg_slot_index(&lk->info->ref, RelationGetRelid(lk->rel));
-		return BG_ANSWER_UNKNOWN;
+		trusted = bg_filter_trusted(lk->rel, lk->info,
+									ActiveSnapshotSet() ? GetActiveSnapshot() : NULL,
+									&expect, &children);
+		lk->children = children;
 	}
-	trusted = bg_filter_trusted(lk->rel, lk->info,
-								ActiveSnapshotSet() ? GetActiveSnapshot() : NULL,
-								&expect, &children);
-	lk->children = children;
 	if (!trusted)
 	{
 		*slotindex = bg_slot_index(&lk->info->ref, RelationGetRelid(lk->rel));
