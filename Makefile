@@ -14,6 +14,7 @@ OBJS = \
 	src/pending.o \
 	src/statement.o \
 	src/keys.o \
+	src/feedstate.o \
 	src/keycache.o \
 	src/sizing.o \
 	src/partition.o \
@@ -24,6 +25,7 @@ OBJS = \
 	src/trigger.o \
 	src/args.o \
 	src/source.o \
+	src/trust.o \
 	src/lookup.o \
 	src/planner.o \
 	src/guardscan.o \

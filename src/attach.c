@@ -446,7 +446,7 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		/* not a coverage break: the filter goes away with the trigger */
-		bg_own_trigger_relid = relid;
+		bg_own_trigger_begin(relid);
 		PG_TRY();
 		{
 			if (SPI_execute(psprintf("DROP TRIGGER %s ON %s", BLOOMGUARD_TRIGGER_NAME,
@@ -456,7 +456,7 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		}
 		PG_FINALLY();
 		{
-			bg_own_trigger_relid = InvalidOid;
+			bg_own_trigger_end();
 		}
 		PG_END_TRY();
 		SPI_finish();

@@ -58,12 +58,6 @@ bg_xact_event_ends(XactEvent event)
 		event == XACT_EVENT_PARALLEL_ABORT;
 }
 
-/*
- * module.c: settings that several files read (each other setting is
- * defined in the one file that reads it)
- */
-extern bool bg_enabled;
-extern bool bg_transparent;
 
 /* A filter's place in the filter pool (shmem.c): an offset, 0 for none. */
 typedef uint64 BgFilterPtr;
@@ -112,6 +106,20 @@ typedef struct BgKeyIdentity
 	Oid			types[INDEX_MAX_KEYS];
 	Oid			collations[INDEX_MAX_KEYS];
 } BgKeyIdentity;
+
+/*
+ * What a lookup expects of a guard's serving filter (trust.c fills it in,
+ * slot.c compares it under the slot's lock): built for this key identity,
+ * under these versions of the feed function's and the feed trigger's
+ * catalog rows, for this relfilenode if loaded from the saved file.
+ */
+typedef struct BgSlotExpect
+{
+	const BgKeyIdentity *identity;
+	TransactionId feed_version;
+	TransactionId trigger_version;
+	Oid			relfilenode;
+} BgSlotExpect;
 
 /* Where a guard's serving filter came from, as the health view shows it. */
 typedef enum BgSource
@@ -295,14 +303,11 @@ extern void bg_slot_restore_abandon(const BgSavedGuard *g);
 
 /* slot.c */
 extern bool bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b);
-extern TransactionId bg_feed_version;
 extern bool bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy);
 extern bool bg_slot_copy_rel(Oid relid, BgSlotCopy *copy);
 extern void bg_slot_bump(int index, BgCounter counter, uint64 n);
 extern int	bg_slot_index(BgSlotRef *ref, Oid relid);
-extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode,
-							const BgKeyIdentity *identity,
-							TransactionId trigger_version,
+extern BgAnswer bg_slot_ask(BgSlotRef *ref, Oid relid, const BgSlotExpect *expect,
 							const uint64 *colhashes, int nkeys, bool nomatch,
 							int *slotindex);
 extern bool bg_slot_feed_batch(BgSlotRef *ref, Oid dbid, Oid relid, Oid relfilenode,
@@ -417,10 +422,18 @@ extern void bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key);
 extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 							 uint64 *colhashes);
 
-/* keycache.c */
-extern BgKeyInfo *bg_keyinfo_acquire(Relation rel);
+/* feedstate.c */
+extern BgFeedState bg_feed_check(Relation rel, TransactionId *feed_version);
+extern BgFeedState bg_feed_state(Relation rel);
+extern BgFeedState bg_feed_state_by_oid(Oid relid);
+extern List *bg_feed_trigger_tables(void);
+extern bool bg_feed_trigger_of(Oid trigoid, Oid *relid, bool *clone);
+extern bool bg_feed_function_changing(Oid funcoid);
 extern HeapTuple bg_feed_trigger_tuple(Oid relid);
 extern TransactionId bg_feed_trigger_version(Oid relid);
+
+/* keycache.c */
+extern BgKeyInfo *bg_keyinfo_acquire(Relation rel);
 extern void bg_keyinfo_release(BgKeyInfo *info);
 
 /* sizing.c */
@@ -448,11 +461,9 @@ extern Oid	bg_route_key(Relation parent, const Datum *values, LOCKMODE lockmode,
 						 bool *routed);
 
 /* coverage.c */
-extern Oid	bg_own_trigger_relid;
 extern void bg_coverage_init(void);
-extern BgFeedState bg_feed_state(Relation rel);
-extern BgFeedState bg_feed_state_by_oid(Oid relid);
-extern List *bg_feed_trigger_tables(void);
+extern void bg_own_trigger_begin(Oid relid);
+extern void bg_own_trigger_end(void);
 extern bool bg_has_children(Relation rel);
 
 /* a build under way (build.c; scan.c reads it) */
@@ -537,10 +548,20 @@ extern bool bg_index_probe(Relation rel, const BgKeyDesc *desc, const Datum *val
 extern bool bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *params,
 						  const Oid *types, const Oid *collations, bool typed);
 
+/* trust.c */
+extern void bg_trust_init(void);
+extern bool bg_trust_enabled(void);
+extern bool bg_trust_transparent(void);
+extern bool bg_rls_applies(Relation rel, bool noError);
+extern bool bg_filter_trusted(Relation rel, const BgKeyInfo *info, Snapshot snap,
+							  BgSlotExpect *expect, bool *children);
+extern bool bg_trust_scan(Relation rel, const BgKeyInfo *info, Snapshot snap,
+						  BgSlotExpect *expect);
+extern BgAnswer bg_trust_ask(Relation rel, BgKeyInfo *info, const BgSlotExpect *expect,
+							 const Datum *values, bool nomatch, int *slotindex);
+
 /* lookup.c */
 extern void bg_lookup_init(void);
-extern bool bg_filter_trusted(Relation rel, Snapshot snap);
-extern bool bg_rls_applies(Relation rel, bool noError);
 
 /* guardscan.c */
 extern const struct CustomScanMethods bg_guard_scan_methods;

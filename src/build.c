@@ -270,6 +270,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	char		broken_why[BG_ERROR_LEN];
 	int			workers = 0;
 	MemoryContext oldcxt = CurrentMemoryContext;
+	TransactionId feed_version;
 
 	/*
 	 * The feed trigger's row as the scan starts (attach creates the trigger
@@ -278,6 +279,7 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	 * and a lookup untrusts it.
 	 */
 	bs->trigger_version = bg_feed_trigger_version(RelationGetRelid(rel));
+	(void) bg_feed_check(rel, &feed_version);
 
 	PG_TRY();
 	{
@@ -305,8 +307,8 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	g.relid = RelationGetRelid(rel);
 	g.relfilenode = bg_rel_filenumber(rel);
 	bg_keydesc_identity(desc, &g.key);
-	/* the caller checked the feed trigger, and so the function's version */
-	g.feed_version = bg_feed_version;
+	/* read before the scan: the caller checked that the trigger is in place */
+	g.feed_version = feed_version;
 	g.trigger_version = bs->trigger_version;
 	g.built_at = GetCurrentTimestamp();
 	g.build_seconds = (double) (g.built_at - bs->start) / USECS_PER_SEC;

@@ -4,11 +4,12 @@
  *	  Noticing when rows can reach a guarded table without the trigger.
  *
  * A filter is complete only while every write fires its trigger.  Checking
- * the trigger on every call (bg_feed_state(), which lookups use) is not
- * enough: rows written while it was disabled stay missing after it is
- * enabled again.  So an object access hook watches what the feed depends
- * on, and marks the guard "untrusted" when that transaction commits; it
- * stays so until a rebuild has scanned the table again:
+ * the trigger on every call (feedstate.c's bg_feed_check(), which the
+ * trust rule runs) is not enough: rows written while it was disabled stay
+ * missing after it is enabled again.  So an object access hook watches
+ * what the feed depends on, and marks the guard "untrusted" when that
+ * transaction commits; it stays so until a rebuild has scanned the table
+ * again:
  *
  *	- the "bloomguard" trigger (or any trigger running bloomguard_trigger)
  *	  altered (DISABLE, ENABLE, ENABLE REPLICA, RENAME), replaced (CREATE
@@ -21,14 +22,14 @@
  * Waiting for the commit is safe because every such command holds a lock
  * that blocks other writers of the table until then (ShareRowExclusiveLock
  * or stronger; CREATE OR REPLACE FUNCTION locks nothing, but then the
- * function no longer passes bg_feed_state()'s check, so no lookup trusts
+ * function no longer passes bg_feed_check(), so no lookup trusts
  * the filter until the commit either), and this transaction's own lookups
  * ask bg_untrust_pending().  pending.c marks it at PRE_COMMIT, before the
  * transaction's rows become visible, and at PRE_PREPARE.  A rolled-back
  * DISABLE TRIGGER changes nothing.  That covers ALTER TABLE ... DISABLE
  * TRIGGER name/USER/ALL, pg_restore --disable-triggers, and DROP TRIGGER.
  * bloomguard_detach() and attach's feed worker change the trigger
- * themselves (bg_own_trigger_relid), which is not a coverage break.
+ * themselves (bg_own_trigger_begin()), which is not a coverage break.
  *
  * On a guarded partitioned table the trigger is cloned onto every
  * partition; the clone's creation (a new partition) and drop (a detached
@@ -45,9 +46,10 @@
  * event trigger stays, for a server running without the library
  * preloaded (no hook then).
  *
- * A change to the function's catalog row that no hook sees (a superuser's
- * UPDATE of pg_proc) is caught by its version: a filter is used only by
- * backends that see the row version it was built under (slot.c).
+ * A change to the function's or the trigger's catalog row that no hook
+ * sees (a superuser's UPDATE of pg_proc) is caught by its version: a
+ * filter is used only by backends that see the row versions it was built
+ * under (feedstate.c reads them, slot.c compares them).
  *
  * Changes to the key itself (ALTER COLUMN TYPE, a new primary key,
  * REINDEX CONCURRENTLY) give the key a new index, which lookups notice by
@@ -59,19 +61,13 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/table.h"
 #include "access/xact.h"
-#include "catalog/dependency.h"
-#include "catalog/indexing.h"
 #include "catalog/objectaccess.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_inherits.h"
-#include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
 #include "commands/event_trigger.h"
@@ -79,14 +75,9 @@
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "utils/builtins.h"
-#include "utils/fmgroids.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
-#include "utils/syscache.h"
 
 #include "bloomguard.h"
 
@@ -94,171 +85,12 @@ PG_FUNCTION_INFO_V1(bloomguard_sql_drop);
 
 static object_access_hook_type prev_object_access_hook = NULL;
 
-/* the table whose trigger attach's worker or detach is changing itself */
-Oid			bg_own_trigger_relid = InvalidOid;
-
 /*
- * The OID of this extension's bloomguard_trigger(), once checked.
- * Forgotten on any pg_proc invalidation (a replaced or altered function,
- * DROP/CREATE EXTENSION).
+ * The table whose trigger attach's feed worker or detach is changing
+ * itself, between bg_own_trigger_begin() and bg_own_trigger_end(); the
+ * hook does not count those changes as coverage breaks.
  */
-static Oid	bg_feed_funcoid = InvalidOid;
-static bool bg_feed_callback_registered = false;
-
-/* Syscache callback: forget the checked feed function. */
-static void
-bg_feed_funcoid_invalidate(Datum arg, int cacheid, uint32 hashvalue)
-{
-	bg_feed_funcoid = InvalidOid;
-}
-
-/*
- * Is funcoid this extension's feed trigger function, as the extension
- * script created it: the C function bloomguard_trigger in the bloomguard
- * library, a member of the extension?  Cheap when it is.  Notes the
- * version of its catalog row for slot.c (bg_feed_version).
- */
-static bool
-bg_is_feed_function(Oid funcoid)
-{
-	HeapTuple	tup;
-	Form_pg_proc proc;
-	bool		result;
-	Datum		d;
-	bool		isnull;
-	Oid			extoid;
-	TransactionId version;
-
-	if (OidIsValid(funcoid) && funcoid == bg_feed_funcoid)
-		return true;
-	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcoid));
-	if (!HeapTupleIsValid(tup))
-		return false;
-	proc = (Form_pg_proc) GETSTRUCT(tup);
-	version = HeapTupleHeaderGetRawXmin(tup->t_data);
-	result = strcmp(NameStr(proc->proname), BLOOMGUARD_TRIGGER_FUNCTION) == 0 &&
-		proc->prolang == ClanguageId;
-	if (result)
-	{
-		d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
-		result = !isnull && strcmp(TextDatumGetCString(d), BLOOMGUARD_TRIGGER_FUNCTION) == 0;
-	}
-	if (result)
-	{
-		d = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_probin, &isnull);
-		result = !isnull && strcmp(TextDatumGetCString(d), "$libdir/bloomguard") == 0;
-	}
-	ReleaseSysCache(tup);
-	if (!result)
-		return false;
-	extoid = get_extension_oid("bloomguard", true);
-	if (!OidIsValid(extoid) ||
-		getExtensionOfObject(ProcedureRelationId, funcoid) != extoid)
-		return false;
-	if (!bg_feed_callback_registered)
-	{
-		CacheRegisterSyscacheCallback(PROCOID, bg_feed_funcoid_invalidate, (Datum) 0);
-		bg_feed_callback_registered = true;
-	}
-	bg_feed_funcoid = funcoid;
-	bg_feed_version = version;	/* slot.c compares it with the filter's */
-	return true;
-}
-
-/*
- * Judge a trigger named "bloomguard": is it exactly what attach creates
- * (AFTER INSERT OR UPDATE FOR EACH ROW, no WHEN, no UPDATE OF, not a
- * constraint trigger, running our feed function), and does it fire
- * ALWAYS?  Anything else might not see every key.
- */
-static BgFeedState
-bg_judge_trigger(char tgenabled, int16 tgtype, int16 tgnattr, bool has_qual,
-				 Oid tgconstraint, bool tgdeferrable, Oid tgfoid)
-{
-	if (tgtype != (TRIGGER_TYPE_ROW | TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE) ||
-		tgnattr != 0 || has_qual || OidIsValid(tgconstraint) || tgdeferrable ||
-		!bg_is_feed_function(tgfoid))
-		return BG_FEED_ALTERED;
-	if (tgenabled != TRIGGER_FIRES_ALWAYS)
-		return BG_FEED_NOT_ALWAYS;
-	return BG_FEED_IN_PLACE;
-}
-
-/*
- * Is the feed trigger on rel as attach made it?  A cheap scan of the
- * relcache's trigger list, done on every lookup.
- */
-BgFeedState
-bg_feed_state(Relation rel)
-{
-	TriggerDesc *trigdesc = rel->trigdesc;
-	int			i;
-
-	for (i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
-	{
-		Trigger    *trig = &trigdesc->triggers[i];
-
-		if (strcmp(trig->tgname, BLOOMGUARD_TRIGGER_NAME) == 0)
-			return bg_judge_trigger(trig->tgenabled, trig->tgtype, trig->tgnattr,
-									trig->tgqual != NULL, trig->tgconstraint,
-									trig->tgdeferrable, trig->tgfoid);
-	}
-	return BG_FEED_MISSING;
-}
-
-/*
- * bg_feed_state() for a table we do not open (the health view must not
- * wait for a table lock): read its trigger from pg_trigger.
- */
-BgFeedState
-bg_feed_state_by_oid(Oid relid)
-{
-	HeapTuple	tuple = bg_feed_trigger_tuple(relid);
-	BgFeedState result = BG_FEED_MISSING;
-
-	if (tuple)
-	{
-		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
-
-		result = bg_judge_trigger(trig->tgenabled, trig->tgtype,
-								  trig->tgattr.dim1,
-								  !heap_attisnull(tuple, Anum_pg_trigger_tgqual, NULL),
-								  trig->tgconstraint, trig->tgdeferrable,
-								  trig->tgfoid);
-		heap_freetuple(tuple);
-	}
-	return result;
-}
-
-/*
- * The tables of this database that have a trigger named "bloomguard"
- * running the feed function, whatever its events or enabled state: the
- * candidates for orphan feeds (a schema copy carries the trigger without
- * the registry row).  A scan of pg_trigger, for the health view.
- */
-List *
-bg_feed_trigger_tables(void)
-{
-	List	   *result = NIL;
-	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tuple;
-
-	ScanKeyInit(&key, Anum_pg_trigger_tgname, BTEqualStrategyNumber, F_NAMEEQ,
-				CStringGetDatum(BLOOMGUARD_TRIGGER_NAME));
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
-	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
-	{
-		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
-
-		if (bg_is_feed_function(trig->tgfoid))
-			result = lappend_oid(result, trig->tgrelid);
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return result;
-}
+static Oid	bg_own_trigger_relid = InvalidOid;
 
 /*
  * Does rel really have inheritance children?  A query of the table reads
@@ -278,40 +110,6 @@ bg_has_children(Relation rel)
 	children = find_inheritance_children(RelationGetRelid(rel), NoLock);
 	result = children != NIL;
 	list_free(children);
-	return result;
-}
-
-/*
- * Fetch a trigger's table and whether it is a clone of a partitioned
- * table's trigger; returns whether it is a bloomguard feed trigger.  The
- * row is read as this very command left it (SnapshotSelf): a trigger just
- * created is not in the catalog snapshot yet.
- */
-static bool
-bg_feed_trigger_table(Oid trigoid, Oid *relid, bool *clone)
-{
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData key;
-	HeapTuple	tuple;
-	bool		result = false;
-
-	rel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(trigoid));
-	scan = systable_beginscan(rel, TriggerOidIndexId, true, SnapshotSelf, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-	{
-		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
-
-		*relid = trig->tgrelid;
-		*clone = OidIsValid(trig->tgparentid);
-		result = strcmp(NameStr(trig->tgname), BLOOMGUARD_TRIGGER_NAME) == 0 ||
-			bg_is_feed_function(trig->tgfoid);
-	}
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
 	return result;
 }
 
@@ -336,25 +134,23 @@ bg_own_trigger(Oid relid, bool clone)
 }
 
 /*
- * Is funcoid (being replaced or altered) the feed function?  The hook may
- * see the catalog row before or after the change, so go by the name it
- * had or has and by membership in the extension, not by the checks that
- * bg_is_feed_function() makes of a function in use.
+ * attach's feed worker or detach is about to change relid's feed trigger
+ * itself (create it, enable it, drop it): until bg_own_trigger_end(), the
+ * hook does not mark the guard untrusted for it.  Only one at a time; a
+ * caller that can fail between the two ends it in PG_FINALLY, or exits.
  */
-static bool
-bg_feed_function_changing(Oid funcoid)
+void
+bg_own_trigger_begin(Oid relid)
 {
-	char	   *proname;
-	Oid			extoid;
+	Assert(!OidIsValid(bg_own_trigger_relid));
+	bg_own_trigger_relid = relid;
+}
 
-	if (funcoid == bg_feed_funcoid && OidIsValid(funcoid))
-		return true;
-	proname = get_func_name(funcoid);
-	if (proname == NULL || strcmp(proname, BLOOMGUARD_TRIGGER_FUNCTION) != 0)
-		return false;
-	extoid = get_extension_oid("bloomguard", true);
-	return OidIsValid(extoid) &&
-		getExtensionOfObject(ProcedureRelationId, funcoid) == extoid;
+/* The change bg_own_trigger_begin() announced is done (or failed). */
+void
+bg_own_trigger_end(void)
+{
+	bg_own_trigger_relid = InvalidOid;
 }
 
 /* The object access hook: see the file header. */
@@ -375,7 +171,7 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		Oid			relid;
 		bool		clone = false;
 
-		if (!bg_feed_trigger_table(objectId, &relid, &clone))
+		if (!bg_feed_trigger_of(objectId, &relid, &clone))
 			return;
 		if (!bg_own_trigger(relid, clone))
 			bg_untrust_at_commit(relid, access == OAT_DROP ?

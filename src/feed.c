@@ -16,7 +16,7 @@
  *	  it runs (statement.c's ExecutorStart and ProcessUtility hooks), so
  *	  that the parallel workers of that statement, which see neither this
  *	  buffer nor this backend's locks, find the keys in the filter;
- *	- before any lookup of the table by this backend (lookup.c), for a
+ *	- before any lookup of the table by this backend (trust.c), for a
  *	  query that starts no statement of its own (a PL/pgSQL expression).
  *
  * Flushing a table's keys takes its guard's slot lock once and sets the

@@ -7,7 +7,7 @@
  * On each (re)scan, before the first row is asked for, the node takes
  * the key values of the wrapped scan's conditions, converts them to the
  * key's types as guarded_exists() converts its arguments (args.c), and,
- * if the filter may be trusted (lookup.c's rule, checked here on every
+ * if the filter may be trusted (trust.c's rule, checked here on every
  * rescan: settings, transaction state and the table's trigger can change
  * under a cached plan), asks it.  "Absent": the node returns no row, and
  * the wrapped scan never runs.  "Maybe", or no trusted filter: the wrapped
@@ -99,6 +99,7 @@ typedef struct BgGuardScanState
 	bool		rescan;			/* the wrapped scan must start again */
 	bool		marked_skip;
 	int			slotindex;		/* the guard's slot, for counting */
+	BgSlotExpect expect;		/* what the filter must be (trust.c) */
 	uint64		hits_left;		/* "maybe" keys whose row may still count found */
 	int64		pos;			/* rows the scan has moved forward past */
 	int64		hwm;			/* the most it has (each new row counts once) */
@@ -315,14 +316,14 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 }
 
 /*
- * May this scan ask the filter?  Everything lookup.c's rule asks, as of now
- * and under the scan's snapshot, and bloomguard.transparent.
+ * May this scan ask the filter?  The trust rule (trust.c), as of now and
+ * under the scan's snapshot; fills in gs->expect when it may.
  */
 static bool
 bg_guard_trusted(BgGuardScanState *gs)
 {
-	return gs->info != NULL && bg_transparent && !bg_rls_applies(gs->rel, true) &&
-		bg_filter_trusted(gs->rel, gs->css.ss.ps.state->es_snapshot);
+	return gs->info != NULL &&
+		bg_trust_scan(gs->rel, gs->info, gs->css.ss.ps.state->es_snapshot, &gs->expect);
 }
 
 /*
@@ -332,23 +333,14 @@ bg_guard_trusted(BgGuardScanState *gs)
 static BgAnswer
 bg_guard_ask(BgGuardScanState *gs, const Datum *values, bool trusted)
 {
-	const BgKeyDesc *desc = gs->info->desc;
-	uint64		colhashes[INDEX_MAX_KEYS];
 	BgAnswer	answer = BG_ANSWER_UNKNOWN;
-	Oid			relid = RelationGetRelid(gs->rel);
 
 	gs->checks++;
 	if (trusted)
-	{
-		/* this backend's own keys of the table first (feed.c) */
-		bg_feed_flush_rel(relid);
-		bg_key_colhashes(desc, values, colhashes);
-		answer = bg_slot_ask(&gs->info->ref, relid, bg_rel_filenumber(gs->rel),
-							 &gs->info->identity, gs->info->trigger_version, colhashes, desc->nkeys, false,
-							 &gs->slotindex);
-	}
+		answer = bg_trust_ask(gs->rel, gs->info, &gs->expect, values, false,
+							  &gs->slotindex);
 	else
-		gs->slotindex = bg_slot_index(&gs->info->ref, relid);
+		gs->slotindex = bg_slot_index(&gs->info->ref, RelationGetRelid(gs->rel));
 	if (gs->slotindex >= 0)
 		bg_slot_bump(gs->slotindex,
 					 answer == BG_ANSWER_ABSENT ? BG_COUNT_SHORTCUT :

@@ -5,8 +5,11 @@
  *
  * Describing a table's key takes catalog lookups, and a prepared
  * statement's FmgrInfo (so fn_extra) is new at every execution, so
- * guarded_exists() and the trigger keep each table's description here,
- * with the table's guard slot reference, for the life of the backend.
+ * guarded_exists(), the BloomGuard node, the planner and the trigger keep
+ * each table's description here for the life of the backend, with what a
+ * lookup compares against the guard along with it: the key's identity,
+ * the version of the feed trigger's row (read by feedstate.c when the
+ * entry is built) and the table's guard slot reference.
  *
  * Entries are invalidated by the relcache callback, which every DDL that
  * could change the key sends.  The callback only marks them: a running
@@ -30,13 +33,7 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/htup_details.h"
-#include "access/stratnum.h"
-#include "access/table.h"
 #include "access/xact.h"
-#include "catalog/pg_trigger.h"
-#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -220,52 +217,6 @@ bg_keyinfo_build(Relation rel)
 	info->trigger_version = bg_feed_trigger_version(info->relid);
 	info->ref = (BgSlotRef) BG_SLOT_REF_INIT;
 	return info;
-}
-
-/*
- * A copy of the pg_trigger row of relid's feed trigger (the one named
- * bloomguard, as the catalog snapshot sees it), or NULL if it has none.
- */
-HeapTuple
-bg_feed_trigger_tuple(Oid relid)
-{
-	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData keys[2];
-	HeapTuple	tuple;
-
-	rel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyInit(&keys[0], Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
-				F_OIDEQ, ObjectIdGetDatum(relid));
-	ScanKeyInit(&keys[1], Anum_pg_trigger_tgname, BTEqualStrategyNumber,
-				F_NAMEEQ, CStringGetDatum(BLOOMGUARD_TRIGGER_NAME));
-	scan = systable_beginscan(rel, TriggerRelidNameIndexId, true, NULL, 2, keys);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		tuple = heap_copytuple(tuple);
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return tuple;
-}
-
-/*
- * The version of relid's feed trigger row: the xmin of its pg_trigger
- * tuple, which every change of the trigger (ENABLE, DISABLE, a new
- * trigger of the name) makes new; InvalidTransactionId without one.  A
- * filter is trusted only under the version it was built with (slot.c).
- */
-TransactionId
-bg_feed_trigger_version(Oid relid)
-{
-	HeapTuple	tuple = bg_feed_trigger_tuple(relid);
-	TransactionId version = InvalidTransactionId;
-
-	if (tuple)
-	{
-		version = HeapTupleHeaderGetRawXmin(tuple->t_data);
-		heap_freetuple(tuple);
-	}
-	return version;
 }
 
 /*

@@ -1,51 +1,19 @@
 /*-------------------------------------------------------------------------
  *
  * lookup.c
- *	  guarded_exists() and bloomguard_check(): the read side, and the rule
- *	  for when a filter may be trusted.
+ *	  guarded_exists() and bloomguard_check(): the read side.
  *
  * guarded_exists(t, k...) must return exactly what
  *		EXISTS (SELECT 1 FROM t WHERE (pk...) = (k...))
  * returns for the same role and snapshot, errors included.  It asks the
- * filter first, and only when the filter is trusted and says "definitely
- * absent" does it answer false without reading the table.  Otherwise it
- * reads the table (source.c).
+ * filter first, and only when the filter is trusted (trust.c has the rule)
+ * and says "definitely absent" does it answer false without reading the
+ * table.  Otherwise it reads the table (source.c).
  *
- * The filter is trusted only when all of these hold (bg_filter_trusted(),
- * and the guard's own state, which bg_slot_ask() checks):
- *	- bloomguard.enabled is on;
- *	- on a hot standby, the standby knows that the primary writes every
- *	  key to the WAL (bloomguard.wal_log: wal.c has the argument), and the
- *	  table is not unlogged;
- *	- the guard's state is READY and the key identity stored with the
- *	  filter still matches the table's primary key;
- *	- the feed trigger is in place, as attach made it, enabled ALWAYS, and
- *	  this transaction has not changed it (bg_untrust_pending());
- *	- the table has no inheritance children;
- *	- no statement of this backend that writes rows is still running, or
- *	  waiting for an enclosing statement to fire its AFTER events (a
- *	  referential action), with a command id the lookup's snapshot can see
- *	  or with rows every snapshot sees (COPY FREEZE): AFTER ROW triggers
- *	  fire at the end of the statement, so a query nested inside a writing
- *	  statement can see rows whose keys are not in the filter yet, while
- *	  the statement's own scans cannot (statement.c has the argument);
- *	  keys whose triggers have fired may still be in this backend's feed
- *	  buffer, and the lookup flushes the table's first (feed.c);
- *	- session_replication_role is not replica: the logical replication
- *	  apply and table synchronization workers, and pglogical's, write rows
- *	  without passing the hooks that track writers, and run in that role;
- *	- the isolation level is not SERIALIZABLE: a negative answered from the
- *	  filter would skip the index predicate lock that lets SSI detect a
- *	  concurrent insert of the same key;
- *	- old_snapshot_threshold is not set (build.c says why).
- *
- * Row-level security: the filter knows every key, hidden or not, and
- * every observable of a lookup that consulted it (the counters in
- * bloomguard_health, an index probe on "maybe" that idx_scan counts, the
- * time it takes) would tell a role about rows its policies hide.  So for
- * a role that row-level security applies to, the filter is not consulted
- * at all: guarded_exists() runs the query with the policies applied and
- * counts a fallback, and bloomguard_check() says 'unknown'.
+ * For a role that row-level security applies to, the filter is not
+ * consulted at all (trust.c says why): guarded_exists() runs the query
+ * with the policies applied and counts a fallback, and bloomguard_check()
+ * says 'unknown'.
  *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
@@ -55,16 +23,12 @@
 
 #include "access/genam.h"
 #include "access/relation.h"
-#include "access/xact.h"
-#include "access/xlog.h"
 #include "catalog/pg_class.h"
-#include "commands/trigger.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
-#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
 #include "bloomguard.h"
@@ -139,54 +103,6 @@ bg_open_for_read(Oid relid, bool *rls)
 	return rel;
 }
 
-/*
- * Does row-level security apply to this caller's lookups of rel?  Unless
- * noError, raises the query's error when row_security is off and it would
- * apply.  The relcache flag answers the common case without a catalog
- * lookup.
- */
-bool
-bg_rls_applies(Relation rel, bool noError)
-{
-	return rel->rd_rel->relrowsecurity &&
-		check_enable_rls(RelationGetRelid(rel), InvalidOid, noError) == RLS_ENABLED;
-}
-
-/*
- * May a lookup of rel under snapshot snap trust its filter now?  Everything
- * in the file header's list but the guard's own state.
- */
-bool
-bg_filter_trusted(Relation rel, Snapshot snap)
-{
-	if (!bg_enabled)
-		return false;
-	/* a standby: only while it receives every key through the WAL */
-	if (RecoveryInProgress() &&
-		(rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT ||
-		 !bg_wal_standby_trusts()))
-		return false;
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
-		return false;
-	if (IsolationIsSerializable())
-		return false;
-	/* the replication workers write rows without the hooks (statement.c) */
-	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
-		return false;
-	if (!bg_own_writes_fed(RelationGetRelid(rel), snap))
-		return false;
-	if (bg_feed_state(rel) != BG_FEED_IN_PLACE)
-		return false;
-	if (bg_untrust_pending(RelationGetRelid(rel)))
-		return false;
-	if (bg_has_children(rel))
-		return false;
-	if (bg_old_snapshot_threshold_set())
-		return false;
-	bg_assert_own_writes_fed(rel, snap);
-	return true;
-}
-
 /* What a lookup call has worked out before asking anyone. */
 typedef struct BgLookup
 {
@@ -196,6 +112,7 @@ typedef struct BgLookup
 	bool		nowhere;		/* no partition of the table takes the key */
 	BgCallCache *cache;
 	bool		rls;			/* row-level security applies to the caller */
+	int8		children;		/* rel has inheritance children; -1: not known */
 	BgKeyResult kr;
 	Datum		args[INDEX_MAX_KEYS + 1];
 	Datum		values[INDEX_MAX_KEYS];
@@ -239,6 +156,7 @@ bg_lookup_route(BgLookup *lk)
 	lk->info = info;
 	lk->parent = lk->rel;
 	lk->rel = leaf;
+	lk->children = -1;
 }
 
 /* The shared front half of both functions: open, check, convert the key. */
@@ -256,6 +174,7 @@ bg_lookup_begin(FunctionCallInfo fcinfo, BgLookup *lk)
 				 errhint("bloomguard guards a table by its primary key; add one with ALTER TABLE ... ADD PRIMARY KEY.")));
 	lk->parent = NULL;
 	lk->nowhere = false;
+	lk->children = -1;
 	lk->kr = bg_call_key(fcinfo, lk->rel, lk->info->desc, &lk->cache,
 						 lk->args, lk->values);
 	if (lk->rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&
@@ -275,32 +194,42 @@ bg_lookup_end(BgLookup *lk)
 }
 
 /*
- * Ask the filter about the call's key, if it may be asked (see the file
- * header); *slotindex is set to the guard's slot, or -1.
+ * Ask the filter about the call's key, if it may be asked (trust.c);
+ * *slotindex is set to the guard's slot, or -1.
  */
 static BgAnswer
 bg_lookup_ask(BgLookup *lk, int *slotindex)
 {
 	const BgKeyDesc *desc = lk->info->desc;
-	Oid			relid = RelationGetRelid(lk->rel);
-	uint64		colhashes[INDEX_MAX_KEYS];
 	bool		nomatch = lk->kr == BG_KEY_NO_MATCH;
+	BgSlotExpect expect;
+	bool		children;
+	bool		trusted;
 
-	if (lk->rls || !desc->hashable ||
-		(lk->kr != BG_KEY_OK && !nomatch) ||
-		!bg_filter_trusted(lk->rel, ActiveSnapshotSet() ? GetActiveSnapshot() : NULL))
+	if (lk->rls || !desc->hashable || (lk->kr != BG_KEY_OK && !nomatch))
+		trusted = false;
+	else
 	{
-		*slotindex = bg_slot_index(&lk->info->ref, relid);
+		trusted = bg_filter_trusted(lk->rel, lk->info,
+									ActiveSnapshotSet() ? GetActiveSnapshot() : NULL,
+									&expect, &children);
+		lk->children = children;
+	}
+	if (!trusted)
+	{
+		*slotindex = bg_slot_index(&lk->info->ref, RelationGetRelid(lk->rel));
 		return BG_ANSWER_UNKNOWN;
 	}
-	/* this backend's own keys of the table first (feed.c) */
-	bg_feed_flush_rel(relid);
-	/* hash before taking the slot lock (hash functions may detoast) */
-	if (!nomatch)
-		bg_key_colhashes(desc, lk->values, colhashes);
-	return bg_slot_ask(&lk->info->ref, relid, bg_rel_filenumber(lk->rel),
-					   &lk->info->identity, lk->info->trigger_version, colhashes, desc->nkeys, nomatch,
-					   slotindex);
+	return bg_trust_ask(lk->rel, lk->info, &expect, lk->values, nomatch, slotindex);
+}
+
+/* Does the call's table have inheritance children?  Asked once per table. */
+static bool
+bg_lookup_children(BgLookup *lk)
+{
+	if (lk->children < 0)
+		lk->children = bg_has_children(lk->rel);
+	return lk->children;
 }
 
 /* The authoritative answer: read the table. */
@@ -320,7 +249,7 @@ bg_lookup_source(BgLookup *lk)
 		return bg_sql_lookup(rel, desc, params, types, collations, true);
 	}
 	if (rel->rd_rel->relkind == RELKIND_RELATION && !lk->rls &&
-		!bg_has_children(rel))
+		!bg_lookup_children(lk))
 		return bg_index_probe(rel, desc, lk->values);
 	return bg_sql_lookup(rel, desc, lk->values, NULL, NULL, false);
 }
@@ -370,6 +299,7 @@ bg_lookup_ask_all(BgLookup *lk)
 
 		lk->rel = relation_open(lfirst_oid(lc), NoLock);
 		lk->info = bg_keyinfo_acquire(lk->rel);
+		lk->children = -1;
 		if (lk->info->desc != NULL && lk->info->desc->nkeys == parent_info->desc->nkeys)
 		{
 			answer = bg_lookup_ask(lk, &slotindex);
@@ -385,6 +315,7 @@ bg_lookup_ask_all(BgLookup *lk)
 	}
 	lk->rel = parent;
 	lk->info = parent_info;
+	lk->children = -1;
 	list_free(leaves);
 	/* a leaf not asked may hold the key: the query on the parent says */
 	if (!found && unasked)

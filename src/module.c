@@ -27,12 +27,14 @@
  *	statement.c	which of this backend's own writes a lookup might see before
  *				their keys reach the filter
  *	keys.c		describing and hashing a table's primary key
+ *	feedstate.c	the feed trigger as the catalogs have it: is it attach's, and
+ *				the versions of its row and its function's
  *	keycache.c	the backend-wide cache of key descriptions
  *	sizing.c	validating and choosing a filter's capacity, and whether
  *				it fits in the memory caps
  *	partition.c	partitioned tables: leaves, routing a key to one, new and
  *				detached partitions
- *	coverage.c	the feed trigger's state; noticing it change, and drops
+ *	coverage.c	noticing the feed trigger change, and drops
  *	scan.c		a build's scan of the table, with parallel workers
  *	build.c		building a generation online: publish, scan, swap, and
  *				the proof that no key is missed
@@ -40,7 +42,8 @@
  *	trigger.c	the feed trigger
  *	args.c		turning key arguments into key values
  *	source.c	the authoritative lookup: index probe or SQL
- *	lookup.c	guarded_exists(), bloomguard_check(), the trust rule
+ *	trust.c		the trust rule: when a filter may answer; asking it
+ *	lookup.c	guarded_exists(), bloomguard_check()
  *	guardscan.c	the BloomGuard custom scan: the filter asked before an index
  *				scan
  *	planner.c	the planner path: wrapping primary key index scans
@@ -88,9 +91,6 @@
 
 PG_MODULE_MAGIC;
 
-/* moves to trust.c (h19b) */
-bool		bg_enabled = true;
-bool		bg_transparent = true;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -129,31 +129,7 @@ bg_module_shmem_startup(void)
 void
 _PG_init(void)
 {
-	/* moves to trust.c (h19b) */
-	DefineCustomBoolVariable("bloomguard.enabled",
-							 "Lets guarded_exists() answer from the filter.",
-							 "When off, every call does the plain primary key lookup and "
-							 "bloomguard_check() answers 'unknown'. The triggers keep "
-							 "feeding the filters.",
-							 &bg_enabled,
-							 true,
-							 PGC_SUSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	/* moves to trust.c (h19b) */
-	DefineCustomBoolVariable("bloomguard.transparent",
-							 "Lets ordinary primary key lookups ask the filter first.",
-							 "When on, index scans of a guarded table's primary key that fix "
-							 "the whole key are planned under a BloomGuard custom scan, which "
-							 "skips the index for keys the filter rules out. Checked when "
-							 "planning and again at execution, so it also governs cached plans.",
-							 &bg_transparent,
-							 true,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
+	bg_trust_init();
 	bg_attach_init();
 	bg_lookup_init();
 	bg_guard_scan_register();

@@ -39,12 +39,17 @@
  * its plain index scan.
  *
  * Paths are wrapped only where the shortcut can be right:
- *	- the table is guarded (it has a slot; attach, detach, rebuild and the
- *	  worker's first claim send a relcache invalidation, so cached plans are
- *	  made again when that changes) and bloomguard.transparent is on;
+ *	- the table is guarded (it has a slot) and bloomguard.transparent is
+ *	  on.  Cached plans follow the guard: a build that puts a filter in
+ *	  place (attach's, a rebuild, the worker's first build after a restart)
+ *	  sends a relcache invalidation as it swaps the filter in (build.c),
+ *	  and detach sends one at commit.  Claiming a slot sends none: a plan
+ *	  made before the worker claims one stays unwrapped until that build,
+ *	  and one made between the claim and the build is wrapped and falls
+ *	  back at execution until then (the guard is not ready);
  *	- row-level security does not apply to the query, nor to a parent the
  *	  table was expanded from (the wrapped scan would
- *	  keep its quals, but the filter must not be consulted: lookup.c);
+ *	  keep its quals, but the filter must not be consulted: trust.c);
  *	- every key column is fixed by equality under the key's own btree
  *	  operator family, to a value whose type converts to the key type
  *	  exactly as guarded_exists() converts an argument (args.c);
@@ -287,7 +292,7 @@ bg_rel_guardable(PlannerInfo *root, RelOptInfo *rel)
 	BgKeyInfo  *info;
 	BgSlotRef	ref = BG_SLOT_REF_INIT;
 
-	if (!bg_transparent || !bg_loaded() ||
+	if (!bg_trust_transparent() || !bg_loaded() ||
 		(rel->reloptkind != RELOPT_BASEREL &&
 		 rel->reloptkind != RELOPT_OTHER_MEMBER_REL))
 		return NULL;
@@ -467,7 +472,7 @@ bg_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 
 	if (prev_set_join_pathlist_hook)
 		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel, jointype, extra);
-	if (!bg_transparent || !bg_loaded())
+	if (!bg_trust_transparent() || !bg_loaded())
 		return;
 	foreach(lc, joinrel->pathlist)
 		lfirst(lc) = bg_wrap_inner_paths(root, (Path *) lfirst(lc));

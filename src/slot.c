@@ -30,15 +30,6 @@
 #include "slot_internal.h"
 
 /*
- * The version (the pg_proc row's xmin) of this database's feed function
- * as this backend last found it to be ours (coverage.c sets it).  A filter
- * is used only by a backend that sees the version it was built under: any
- * change to the function's row, even one no hook sees (a superuser's
- * UPDATE of pg_catalog.pg_proc), may have let keys by, until a rebuild.
- */
-TransactionId bg_feed_version = InvalidTransactionId;
-
-/*
  * What identifies a slot's serving filter and when it was built, as the
  * health view and the file of saved filters have it.  Caller holds the
  * slot lock, or no other process runs.
@@ -198,21 +189,23 @@ bg_identity_equal(const BgKeyIdentity *a, const BgKeyIdentity *b)
 
 /*
  * Ask a table's serving filter about a key (its per-column hashes), for a
- * caller that has checked everything else the trust rule needs.  nomatch:
- * no value of the key type can equal the argument, which a ready filter
- * reports as absent.  The filter is used only when the guard is ready and
- * was built for the key identity the caller computed, under the feed
- * function version it sees and with the feed trigger's catalog row it
- * sees (trigger_version: a trigger disabled and enabled again changes it,
- * even where no hook saw that happen, as on a standby of a primary that
- * ran without the library); if any changed under the filter, the guard
- * becomes untrusted.  relfilenode is the table's: a loaded filter is
- * checked against it (see above).  *slotindex is set to the guard's slot
- * (or -1), for the caller's counters.
+ * caller that has checked everything else the trust rule needs (trust.c).
+ * nomatch: no value of the key type can equal the argument, which a ready
+ * filter reports as absent.  The filter is used only when the guard is
+ * ready and was built as the caller expects (expect, which trust.c fills
+ * in): for the same key identity, under the same feed function version
+ * and with the same feed trigger catalog row (a trigger disabled and
+ * enabled again changes it, even where no hook saw that happen, as on a
+ * standby of a primary that ran without the library); if any changed
+ * under the filter, the guard becomes untrusted.  These comparisons are
+ * made here because they must be made under the slot's lock, with the
+ * filter they vouch for.  expect->relfilenode is the table's: a loaded
+ * filter is checked against it (see above).  *slotindex is set to the
+ * guard's slot (or -1), for the caller's counters.
  */
 BgAnswer
-bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode, const BgKeyIdentity *identity,
-			TransactionId trigger_version, const uint64 *colhashes, int nkeys, bool nomatch, int *slotindex)
+bg_slot_ask(BgSlotRef *ref, Oid relid, const BgSlotExpect *expect,
+			const uint64 *colhashes, int nkeys, bool nomatch, int *slotindex)
 {
 	BgSlot	   *slot = bg_slot_lock(ref, relid, LW_SHARED);
 	BgAnswer	answer = BG_ANSWER_UNKNOWN;
@@ -229,14 +222,14 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode, const BgKeyIdentity *ide
 	*slotindex = ref->index;
 	if (slot->state == BG_STATE_READY && BgFilterPtrIsValid(slot->serving))
 	{
-		note = !slot->relfilenode_verified || slot->relfilenode != relfilenode;
-		if (!bg_identity_equal(identity, &slot->key))
+		note = !slot->relfilenode_verified || slot->relfilenode != expect->relfilenode;
+		if (!bg_identity_equal(expect->identity, &slot->key))
 			changed = "its primary key changed";
-		else if (slot->feed_version != bg_feed_version)
+		else if (slot->feed_version != expect->feed_version)
 			changed = "its feed function's catalog row changed";
-		else if (slot->trigger_version != trigger_version)
+		else if (slot->trigger_version != expect->trigger_version)
 			changed = "its feed trigger's catalog row changed";
-		else if (!slot->relfilenode_verified && slot->relfilenode != relfilenode)
+		else if (!slot->relfilenode_verified && slot->relfilenode != expect->relfilenode)
 			;					/* rewritten since saved: untrusted below */
 		else if (nomatch)
 			answer = BG_ANSWER_ABSENT;
@@ -253,7 +246,7 @@ bg_slot_ask(BgSlotRef *ref, Oid relid, Oid relfilenode, const BgKeyIdentity *ide
 	if (changed)
 		bg_untrust(relid, changed);
 	else if (note)
-		(void) bg_slot_note_relfilenode(ref, MyDatabaseId, relid, relfilenode);
+		(void) bg_slot_note_relfilenode(ref, MyDatabaseId, relid, expect->relfilenode);
 	return answer;
 }
 

@@ -4,7 +4,7 @@
  *	  Which of this backend's own writes a lookup might see before their
  *	  keys reach the filter.
  *
- * The invariant the trust rule needs (lookup.c) is:
+ * The invariant the trust rule needs (trust.c) is:
  *
  *	(I) when a lookup of table T under snapshot S trusts T's filter, every
  *		row of T that S can see has had its key fed.
@@ -98,7 +98,7 @@
  * unless a writer on the list writes rows into T (or into an ancestor of
  * T, below) with a command id below S->curcid, or marked frozen.  With
  * more writers than the list holds, no lookup trusts a filter until the
- * extra ones are done.  And lookup.c trusts no filter while
+ * extra ones are done.  And trust.c trusts no filter while
  * session_replication_role = replica, which covers the writers that pass
  * no hook.  Why that rule: those writers offer no hook to track them by
  * (ExecSimpleRelationInsert() and CopyFrom() call the triggers directly),

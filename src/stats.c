@@ -177,7 +177,7 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	int64		capacity = nf ? (reg ? reg->capacity : 0) : (int64) c->capacity;
 	const char *state;
 
-	if (!bg_enabled)
+	if (!bg_trust_enabled())
 		state = "disabled";
 	else if (OidIsValid(c->relid))
 		state = bg_state_name(c->state);

@@ -152,7 +152,7 @@ bloomguard_feed_worker_main(Datum main_arg)
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		/* our own setup is not a coverage break */
-		bg_own_trigger_relid = req->relid;
+		bg_own_trigger_begin(req->relid);
 		if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE ON %s"
 								 " FOR EACH ROW EXECUTE FUNCTION %s.bloomguard_trigger()",
 								 BLOOMGUARD_TRIGGER_NAME, qname,
@@ -164,7 +164,7 @@ bloomguard_feed_worker_main(Datum main_arg)
 						false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not enable the bloomguard trigger");
 		SPI_finish();
-		bg_own_trigger_relid = InvalidOid;
+		bg_own_trigger_end();
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 
 		bg_registry_insert(req->relid, req->capacity, req->error_rate);

@@ -1,0 +1,231 @@
+/*-------------------------------------------------------------------------
+ *
+ * trust.c
+ *	  The trust rule: when a lookup may take a filter's "absent" for an
+ *	  answer, and asking the filter.
+ *
+ * guarded_exists() and bloomguard_check() (lookup.c) and the BloomGuard
+ * node (guardscan.c) ask a filter only through this file.  The filter is
+ * trusted only when all of these hold:
+ *	- bloomguard.enabled is on, and for the node bloomguard.transparent;
+ *	- row-level security does not apply to the caller (see below);
+ *	- on a hot standby, the standby knows that the primary writes every
+ *	  key to the WAL (bloomguard.wal_log: wal.c has the argument), and the
+ *	  table is not unlogged;
+ *	- the table is a plain table, with no inheritance children;
+ *	- the guard's state is READY and the key identity stored with the
+ *	  filter still matches the table's primary key;
+ *	- the feed trigger is in place, as attach made it, enabled ALWAYS, and
+ *	  this transaction has not changed it (bg_untrust_pending()), and the
+ *	  catalog rows of the trigger and of its function are the versions the
+ *	  filter was built under (feedstate.c);
+ *	- no statement of this backend that writes rows is still running, or
+ *	  waiting for an enclosing statement to fire its AFTER events (a
+ *	  referential action), with a command id the lookup's snapshot can see
+ *	  or with rows every snapshot sees (COPY FREEZE): AFTER ROW triggers
+ *	  fire at the end of the statement, so a query nested inside a writing
+ *	  statement can see rows whose keys are not in the filter yet, while
+ *	  the statement's own scans cannot (statement.c has the argument);
+ *	  keys whose triggers have fired may still be in this backend's feed
+ *	  buffer, and the ask flushes the table's first (feed.c);
+ *	- session_replication_role is not replica: the logical replication
+ *	  apply and table synchronization workers, and pglogical's, write rows
+ *	  without passing the hooks that track writers, and run in that role;
+ *	- the isolation level is not SERIALIZABLE: a negative answered from the
+ *	  filter would skip the index predicate lock that lets SSI detect a
+ *	  concurrent insert of the same key;
+ *	- old_snapshot_threshold is not set (build.c says why).
+ *
+ * Where each check is made.  bg_filter_trusted() makes every check of the
+ * settings, the transaction, the table and its trigger: they read the
+ * relcache and the catalogs, which must not be done under a slot's
+ * LWLock.  It also works out what the filter must have been built for
+ * (BgSlotExpect: the key identity and the trigger's version from the
+ * table's cached key description, the feed function's version from the
+ * trigger check, the table's relfilenode).  The guard's own state (READY,
+ * and that identity, both versions and the relfilenode of a loaded
+ * filter) is compared by bg_slot_ask() in slot.c, under the slot's lock,
+ * because a rebuild swaps the filter and what vouches for it together
+ * under that lock: read anywhere else, they could belong to another
+ * generation.  slot.c is handed everything it compares, and reads no
+ * state of a higher floor.
+ *
+ * These checks run on every call and every scan of the node, since a
+ * cached plan outlives settings and states.  Each is a read of a setting,
+ * of backend state, of the relcache entry the caller's lock keeps current
+ * (its trigger list, relhassubclass) or of a shared flag; the one catalog
+ * read (pg_inherits) is made only when relhassubclass is set, and the feed
+ * function's check is cached until a pg_proc invalidation (feedstate.c).
+ * Together they cost about 1% of a present key's lookup through the node
+ * (perf, PL/pgSQL loop of test/bench/plpgsql_loop.sh), so nothing more is
+ * cached.
+ *
+ * Row-level security: the filter knows every key, hidden or not, and
+ * every observable of a lookup that consulted it (the counters in
+ * bloomguard_health, an index probe on "maybe" that idx_scan counts, the
+ * time it takes) would tell a role about rows its policies hide.  So for
+ * a role that row-level security applies to, the filter is not consulted
+ * at all.
+ *
+ * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_class.h"
+#include "commands/trigger.h"
+#include "utils/guc.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+
+#include "bloomguard.h"
+#include "compat.h"
+
+/* bloomguard.enabled and bloomguard.transparent; read through the accessors */
+static bool bg_enabled = true;
+static bool bg_transparent = true;
+
+/* Define the two settings the trust rule reads (they exist unpreloaded too). */
+void
+bg_trust_init(void)
+{
+	DefineCustomBoolVariable("bloomguard.enabled",
+							 "Lets guarded_exists() answer from the filter.",
+							 "When off, every call does the plain primary key lookup and "
+							 "bloomguard_check() answers 'unknown'. The triggers keep "
+							 "feeding the filters.",
+							 &bg_enabled,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("bloomguard.transparent",
+							 "Lets ordinary primary key lookups ask the filter first.",
+							 "When on, index scans of a guarded table's primary key that fix "
+							 "the whole key are planned under a BloomGuard custom scan, which "
+							 "skips the index for keys the filter rules out. Checked when "
+							 "planning and again at execution, so it also governs cached plans.",
+							 &bg_transparent,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+}
+
+/* bloomguard.enabled: may any filter answer? */
+bool
+bg_trust_enabled(void)
+{
+	return bg_enabled;
+}
+
+/* bloomguard.transparent: may the planner path ask filters? */
+bool
+bg_trust_transparent(void)
+{
+	return bg_transparent;
+}
+
+/*
+ * Does row-level security apply to this caller's lookups of rel?  Unless
+ * noError, raises the query's error when row_security is off and it would
+ * apply.  The relcache flag answers the common case without a catalog
+ * lookup.
+ */
+bool
+bg_rls_applies(Relation rel, bool noError)
+{
+	return rel->rd_rel->relrowsecurity &&
+		check_enable_rls(RelationGetRelid(rel), InvalidOid, noError) == RLS_ENABLED;
+}
+
+/*
+ * May a lookup of rel (key described by info) under snapshot snap trust
+ * its filter now?  Everything in the file header's list but row-level
+ * security, which the callers decide (guarded_exists() raises its error
+ * first), and the guard's own state, which bg_slot_ask() compares with
+ * *expect, filled in here when the answer is yes.  If children is not
+ * NULL, *children is set to whether rel, a plain table, has inheritance
+ * children, whatever the answer (false for any other relkind), so that the
+ * caller need not ask again.
+ */
+bool
+bg_filter_trusted(Relation rel, const BgKeyInfo *info, Snapshot snap,
+				  BgSlotExpect *expect, bool *children)
+{
+	bool		has_children;
+
+	if (children)
+		*children = false;
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		return false;
+	has_children = bg_has_children(rel);
+	if (children)
+		*children = has_children;
+	if (has_children || !bg_enabled)
+		return false;
+	/* a standby: only while it receives every key through the WAL */
+	if (RecoveryInProgress() &&
+		(rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT ||
+		 !bg_wal_standby_trusts()))
+		return false;
+	if (IsolationIsSerializable())
+		return false;
+	/* the replication workers write rows without the hooks (statement.c) */
+	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
+		return false;
+	if (!bg_own_writes_fed(RelationGetRelid(rel), snap))
+		return false;
+	if (bg_feed_check(rel, &expect->feed_version) != BG_FEED_IN_PLACE)
+		return false;
+	if (bg_untrust_pending(RelationGetRelid(rel)))
+		return false;
+	if (bg_old_snapshot_threshold_set())
+		return false;
+	bg_assert_own_writes_fed(rel, snap);
+	expect->identity = &info->identity;
+	expect->trigger_version = info->trigger_version;
+	expect->relfilenode = bg_rel_filenumber(rel);
+	return true;
+}
+
+/*
+ * May the BloomGuard node's scan of rel, under snapshot snap, ask the
+ * filter now?  The whole rule: bloomguard.transparent, row-level security
+ * (a cached plan may outlive the policies it was planned under), and
+ * bg_filter_trusted().
+ */
+bool
+bg_trust_scan(Relation rel, const BgKeyInfo *info, Snapshot snap,
+			  BgSlotExpect *expect)
+{
+	return bg_transparent && !bg_rls_applies(rel, true) &&
+		bg_filter_trusted(rel, info, snap, expect, NULL);
+}
+
+/*
+ * Ask rel's filter about one key (values in the key's types), for a
+ * caller that bg_filter_trusted() has said yes to and that filled in
+ * expect: this backend's own keys of the table go into the filter first
+ * (feed.c), the key is hashed before the slot lock is taken (hash
+ * functions may detoast), and slot.c checks the guard's state and answers.
+ * nomatch: no value of the key type can equal the argument (values are
+ * then not read).  *slotindex is set to the guard's slot, or -1.
+ */
+BgAnswer
+bg_trust_ask(Relation rel, BgKeyInfo *info, const BgSlotExpect *expect,
+			 const Datum *values, bool nomatch, int *slotindex)
+{
+	Oid			relid = RelationGetRelid(rel);
+	uint64		colhashes[INDEX_MAX_KEYS];
+
+	bg_feed_flush_rel(relid);
+	if (!nomatch)
+		bg_key_colhashes(info->desc, values, colhashes);
+	return bg_slot_ask(&info->ref, relid, expect, colhashes, info->desc->nkeys,
+					   nomatch, slotindex);
+}
