@@ -94,6 +94,10 @@
  * Filters of unlogged tables are never saved: crash recovery and promotion
  * reset their contents.
  *
+ * Why this is one file of some 620 lines: 100 of them are the arguments
+ * above; the save and the load write and read one file format, and
+ * change together with it (BG_SAVE_VERSION).
+ *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------

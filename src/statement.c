@@ -164,6 +164,12 @@
  * with the replica rule or the waiting of referential actions taken out,
  * sql/cascade.sql's triggers and test/t/016's trip it.
  *
+ * Why this is one file of some 730 lines: 170 of them are the argument
+ * above, and the code is the executor and utility hooks that keep the
+ * stack of running writers plus the one question trust.c asks of it
+ * (bg_own_writes_fed()).  Split, the argument would sit apart from the
+ * code it proves.
+ *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
