@@ -17,7 +17,7 @@
  * checked by our own accounting (memory_in_use) before anything is
  * allocated (bg_memory_cap_check(), the one place the caps are tested).
  *
- * Why this is one file of some 850 lines: the slot table and the filter
+ * Why this is one file of some 890 lines: the slot table and the filter
  * memory are one piece of state under one lock.  Claiming a slot,
  * restoring a saved one, freeing a slot or all of a database's, and
  * allocating or freeing a filter each change the slot table,

@@ -32,7 +32,7 @@
  * version, so that redo can tell which guard a record it cannot apply was
  * about (wal_internal.h has the formats).  Redo is in walredo.c; the part
  * of it that changes the state below (the switch) is here, with the rest
- * of the state.  That state is why the rest is one file of some 650
+ * of the state.  That state is why the rest is one file of some 670
  * lines: the writers of records, the switch, the state file and what a
  * standby believes all act on "announced" and "belief" under the wal lock,
  * and the proof below is about them together.
