@@ -80,18 +80,24 @@
 #include "bloomguard.h"
 #include "compat.h"
 
+typedef struct BgGuardKey
+{
+	Oid			type;			/* of the value */
+	BgArgConv	conv;			/* to the key column's type */
+	ScanKey		skey;			/* the wrapped scan's key of the column */
+	ExprState  *expr;			/* no scan key: the value's expression... */
+	Datum		value;			/* ... or, a Const, its value */
+	bool		isnull;
+} BgGuardKey;
+
 typedef struct BgGuardScanState
 {
 	CustomScanState css;
 	PlanState  *scan;			/* the wrapped index scan, once initialised */
 	int			eflags;			/* to initialise it with */
-	List	   *values;			/* ExprStates of the key values */
 	Relation	rel;			/* the wrapped scan's table */
 	BgKeyInfo  *info;			/* its key, pinned; NULL: never shortcut */
-	BgArgConv	conv[INDEX_MAX_KEYS];
-	Oid			types[INDEX_MAX_KEYS];	/* of the values */
-	ScanKey		skeys[INDEX_MAX_KEYS];	/* the wrapped scan's key of each
-										 * column; NULL: evaluate it here */
+	BgGuardKey *keys;			/* one per key column, where info is set */
 	bool	   *keys_ready;		/* the wrapped scan's RuntimeKeysReady, if it
 								 * has runtime keys */
 	bool		decided;		/* this scan has asked the filter */
@@ -222,9 +228,9 @@ bg_guard_find_scan_keys(BgGuardScanState *gs, List *exprs)
 			if (sk->sk_attno == i + 1 && sk->sk_strategy == BTEqualStrategyNumber &&
 				(sk->sk_flags & (SK_ROW_HEADER | SK_SEARCHARRAY | SK_SEARCHNULL |
 								 SK_SEARCHNOTNULL | SK_ORDER_BY)) == 0 &&
-				sk->sk_subtype == gs->types[i])
+				sk->sk_subtype == gs->keys[i].type)
 			{
-				gs->skeys[i] = sk;
+				gs->keys[i].skey = sk;
 				any = true;
 				break;
 			}
@@ -247,6 +253,37 @@ bg_guard_any_costly(List *exprs)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * How each key value is read at every scan: from the wrapped scan's key,
+ * found above; a Const (possibly relabelled: the same Datum) from the plan,
+ * with nothing to initialise; anything else by its expression.
+ */
+static void
+bg_guard_init_values(BgGuardScanState *gs, List *exprs)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	foreach(lc, exprs)
+	{
+		BgGuardKey *key = &gs->keys[i++];
+		Node	   *expr = (Node *) lfirst(lc);
+		Node	   *bare = expr;
+
+		if (key->skey != NULL)
+			continue;
+		while (IsA(bare, RelabelType))
+			bare = (Node *) ((RelabelType *) bare)->arg;
+		if (IsA(bare, Const))
+		{
+			key->value = ((Const *) bare)->constvalue;
+			key->isnull = ((Const *) bare)->constisnull;
+		}
+		else
+			key->expr = ExecInitExpr((Expr *) expr, &gs->css.ss.ps);
+	}
 }
 
 /*
@@ -286,8 +323,6 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 		if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL)
 			return;
 	}
-	gs->values = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
-
 	gs->info = bg_keyinfo_acquire(gs->rel);
 	if (gs->info->desc == NULL || !gs->info->desc->hashable ||
 		list_length(cscan->custom_exprs) != gs->info->desc->nkeys)
@@ -297,17 +332,19 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 		gs->info = NULL;
 		return;
 	}
+	gs->keys = palloc0(sizeof(BgGuardKey) * gs->info->desc->nkeys);
 	foreach(lc, cscan->custom_exprs)
 	{
 		Oid			type = exprType((Node *) lfirst(lc));
 
-		gs->types[i] = type;
-		gs->conv[i] = bg_classify_arg(type, &gs->info->desc->cols[i]);
+		gs->keys[i].type = type;
+		gs->keys[i].conv = bg_classify_arg(type, &gs->info->desc->cols[i]);
 		i++;
 	}
 	/* a costly key is read from the wrapped scan, initialised above */
 	if (gs->scan != NULL)
 		bg_guard_find_scan_keys(gs, cscan->custom_exprs);
+	bg_guard_init_values(gs, cscan->custom_exprs);
 }
 
 /*
@@ -365,8 +402,7 @@ bg_guard_decide(BgGuardScanState *gs)
 	ExprContext *econtext = gs->css.ss.ps.ps_ExprContext;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		trusted;
-	ListCell   *lc;
-	int			i = 0;
+	int			i;
 
 	gs->decided = true;
 	gs->skip = false;
@@ -383,18 +419,19 @@ bg_guard_decide(BgGuardScanState *gs)
 		gs->rescan = false;
 	}
 	ResetExprContext(econtext);
-	foreach(lc, gs->values)
+	for (i = 0; i < gs->info->desc->nkeys; i++)
 	{
-		bool		isnull;
-		Datum		arg;
+		BgGuardKey *key = &gs->keys[i];
+		bool		isnull = key->isnull;
+		Datum		arg = key->value;
 
-		if (gs->skeys[i] != NULL)
+		if (key->skey != NULL)
 		{
-			isnull = (gs->skeys[i]->sk_flags & SK_ISNULL) != 0;
-			arg = gs->skeys[i]->sk_argument;
+			isnull = (key->skey->sk_flags & SK_ISNULL) != 0;
+			arg = key->skey->sk_argument;
 		}
-		else
-			arg = ExecEvalExprSwitchContext((ExprState *) lfirst(lc), econtext, &isnull);
+		else if (key->expr != NULL)
+			arg = ExecEvalExprSwitchContext(key->expr, econtext, &isnull);
 
 		/* a NULL key equals no row */
 		if (isnull)
@@ -402,14 +439,13 @@ bg_guard_decide(BgGuardScanState *gs)
 			gs->skip = true;
 			return;
 		}
-		if (bg_convert_arg(gs->conv[i], gs->types[i], &gs->info->desc->cols[i],
+		if (bg_convert_arg(key->conv, key->type, &gs->info->desc->cols[i],
 						   arg, InvalidOid, InvalidOid, &values[i]) != BG_KEY_OK)
 		{
 			/* no value of the key type can equal it */
 			gs->skip = true;
 			return;
 		}
-		i++;
 	}
 	switch (bg_guard_ask(gs, values, trusted))
 	{
