@@ -182,14 +182,18 @@ bg_numeric_in_int8_range(Numeric num)
 /*
  * Convert one argument (not NULL) of type argtype into a value of col's
  * type, the way conv says.  For BG_ARG_INPUT, typinput and typioparam are
- * the key type's input function.
+ * the key type's input function.  Only the integer conversions need
+ * argtype's base type, and an integer type is its own (no catalog lookup
+ * per call: the planner path converts a key at every scan).
  */
 BgKeyResult
 bg_convert_arg(BgArgConv conv, Oid argtype, const BgKeyColumn *col, Datum arg,
 			   Oid typinput, Oid typioparam, Datum *value)
 {
-	Oid			basetype = getBaseType(argtype);
+	Oid			basetype = InvalidOid;
 
+	if (conv == BG_ARG_INT || conv == BG_ARG_INT_TO_NUMERIC)
+		basetype = bg_is_int_type(argtype) ? argtype : getBaseType(argtype);
 	switch (conv)
 	{
 		case BG_ARG_SAME:
