@@ -28,24 +28,28 @@
  * wait: for plain EXPLAIN (which shows it), under EvalPlanQual (never
  * skipped: the recheck must see the row the scan would have produced), for
  * a node that never asks the filter, and where the wrapped scan has
- * conditions of its own besides the index's (their start-up checks, such
- * as the EXECUTE privilege of a function in them, must not depend on the
- * filter's answer).  The node opens the table as the wrapped scan does
- * (ExecOpenScanRelation: the executor holds its lock).  While it exists,
- * the wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
- * the executor's tree walks see it; one never initialised is shown by
- * EXPLAIN ANALYZE as "Index Scan Skipped" and the index's name.  The index
- * scan itself defers index_beginscan() to its first fetch.
+ * conditions whose start-up checks (such as the EXECUTE privilege of a
+ * function in them) must not depend on the filter's answer: conditions of
+ * its own besides the index's, and index conditions comparing with an
+ * expression that is not one of the key values.  The node opens the table
+ * as the wrapped scan does (ExecOpenScanRelation: the executor holds its
+ * lock).  While it exists, the wrapped scan is listed in custom_ps, so
+ * EXPLAIN, instrumentation and the executor's tree walks see it; one never
+ * initialised is shown by EXPLAIN ANALYZE as "Index Scan Skipped" and the
+ * index's name.  The index scan itself defers index_beginscan() to its
+ * first fetch.
  *
- * A key value that costs something to compute (a STABLE function call,
- * an expression) is computed once per scan, as without the node: a node
- * with such a key initialises the wrapped scan at start-up, has it compute
- * its runtime keys first (the ExecReScan() the scan would make at its
- * first row) and reads the value from the scan's key for that column.  A
- * Const or a Param (an outer column is one) is read here from
- * custom_exprs, which costs nothing and leaves a skipped scan untouched,
- * with no rescan at all; so is a value that matches no scan key of its
- * column by type.
+ * Each key value is evaluated once per scan, as without the node.  Before
+ * the wrapped scan exists the node evaluates it (a Const is read from the
+ * plan; an expression, whose start-up the node does, as the index scan
+ * would for its run-time key); when it then starts the scan it hands it
+ * the values it evaluated, setting the scan's run-time keys as the scan's
+ * first rescan would (a STABLE function as the key is called once).  Once
+ * the scan exists, the node has it compute its run-time keys first (the
+ * ExecReScan() it would make at its first row) and reads an expression's
+ * value from the scan's key for that column; a Const or a Param is still
+ * read by the node, which costs nothing, and so is a value that matches no
+ * scan key of its column by type.
  *
  * Under EvalPlanQual the node passes the wrapped scan's rows through
  * untouched (restarting it when the recheck rescanned it).  Backward scans
@@ -69,6 +73,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
+#include "executor/nodeIndexscan.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
@@ -88,6 +93,7 @@ typedef struct BgGuardKey
 	ExprState  *expr;			/* no scan key: the value's expression... */
 	Datum		value;			/* ... or, a Const, its value */
 	bool		isnull;
+	Datum		arg;			/* the value this scan evaluated (expr) */
 } BgGuardKey;
 
 typedef struct BgGuardScanState
@@ -101,6 +107,7 @@ typedef struct BgGuardScanState
 	bool	   *keys_ready;		/* the wrapped scan's RuntimeKeysReady, if it
 								 * has runtime keys */
 	bool		decided;		/* this scan has asked the filter */
+	bool		evaluated;		/* ... having evaluated every key value */
 	bool		skip;			/* this scan returns no row */
 	bool		rescan;			/* the wrapped scan must start again */
 	bool		marked_skip;
@@ -239,20 +246,159 @@ bg_guard_find_scan_keys(BgGuardScanState *gs, List *exprs)
 	gs->keys_ready = any && nruntime > 0 ? ready : NULL;
 }
 
+/* An expression without the binary-compatible relabellings on top. */
+static Node *
+bg_guard_strip(Node *expr)
+{
+	while (expr != NULL && IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	return expr;
+}
+
 /*
- * Does any key value cost something to evaluate (see the file header)?
+ * Can the wrapped scan's start-up wait for a scan that needs it?  Only if
+ * each of its index conditions compares with a Const or a Param, or with
+ * an expression that is one of the key values, which the node initialises
+ * itself at start-up: then the privilege checks and look-ups of every
+ * function in them happen at start-up, whatever the filter answers.  Its
+ * conditions besides the index's (plan.qual) must not depend on the
+ * filter either (the caller checks).
  */
 static bool
-bg_guard_any_costly(List *exprs)
+bg_guard_quals_own(Plan *wrapped, List *exprs)
 {
+	List	   *quals = IsA(wrapped, IndexOnlyScan) ?
+		((IndexOnlyScan *) wrapped)->indexqual : ((IndexScan *) wrapped)->indexqual;
 	ListCell   *lc;
 
-	foreach(lc, exprs)
+	foreach(lc, quals)
 	{
-		if (!bg_guard_cheap_value((Node *) lfirst(lc)))
-			return true;
+		Node	   *qual = (Node *) lfirst(lc);
+		Node	   *value;
+		ListCell   *vc;
+		bool		own = false;
+
+		if (IsA(qual, NullTest))
+			continue;
+		if (IsA(qual, OpExpr) && list_length(((OpExpr *) qual)->args) == 2)
+			value = lsecond(((OpExpr *) qual)->args);
+		else if (IsA(qual, ScalarArrayOpExpr))
+			value = lsecond(((ScalarArrayOpExpr *) qual)->args);
+		else
+			return false;
+		value = bg_guard_strip(value);
+		if (IsA(value, Const) || IsA(value, Param))
+			continue;
+		foreach(vc, exprs)
+		{
+			if (equal(value, bg_guard_strip((Node *) lfirst(vc))))
+				own = true;
+		}
+		if (!own)
+			return false;
 	}
-	return false;
+	return true;
+}
+
+/*
+ * The wrapped scan's run-time keys (IndexScan and IndexOnlyScan alike):
+ * the array, how many, their expression context and RuntimeKeysReady.
+ */
+static int
+bg_guard_runtime_keys(PlanState *scan, IndexRuntimeKeyInfo **keys,
+					  ExprContext **cxt, bool **ready)
+{
+	if (IsA(scan, IndexScanState))
+	{
+		IndexScanState *iss = (IndexScanState *) scan;
+
+		*keys = iss->iss_RuntimeKeys;
+		*cxt = iss->iss_RuntimeContext;
+		*ready = &iss->iss_RuntimeKeysReady;
+		return iss->iss_NumRuntimeKeys;
+	}
+	if (IsA(scan, IndexOnlyScanState))
+	{
+		IndexOnlyScanState *ioss = (IndexOnlyScanState *) scan;
+
+		*keys = ioss->ioss_RuntimeKeys;
+		*cxt = ioss->ioss_RuntimeContext;
+		*ready = &ioss->ioss_RuntimeKeysReady;
+		return ioss->ioss_NumRuntimeKeys;
+	}
+	return 0;
+}
+
+/*
+ * A wrapped scan initialised after this scan evaluated the key: set its
+ * run-time keys as its first ExecReScan() would (nodeIndexscan.c's
+ * ExecIndexEvalRuntimeKeys()), a key whose expression is one of the key
+ * values from the value already evaluated, so that no expression is
+ * evaluated twice (a STABLE function is called once per scan, as without
+ * the node); the others by their expressions.  The value lives in the
+ * node's expression context, which is reset only at the node's next
+ * decision, before which the wrapped scan is rescanned (and evaluates its
+ * keys itself) or does not run.
+ */
+static void
+bg_guard_hand_keys(BgGuardScanState *gs)
+{
+	CustomScan *cscan = (CustomScan *) gs->css.ss.ps.plan;
+	IndexRuntimeKeyInfo *rk;
+	ExprContext *cxt;
+	bool	   *ready;
+	int			nrk = bg_guard_runtime_keys(gs->scan, &rk, &cxt, &ready);
+	int			j;
+
+	for (j = 0; j < nrk; j++)
+	{
+		Node	   *expr = bg_guard_strip((Node *) rk[j].key_expr->expr);
+		ScanKey		sk = rk[j].scan_key;
+		ListCell   *lc;
+		int			i = 0;
+		int			own = -1;
+
+		foreach(lc, cscan->custom_exprs)
+		{
+			if (own < 0 && gs->keys[i].expr != NULL &&
+				equal(expr, bg_guard_strip((Node *) lfirst(lc))))
+				own = i;
+			i++;
+		}
+		if (own < 0)
+		{
+			ExecIndexEvalRuntimeKeys(cxt, &rk[j], 1);
+			continue;
+		}
+		/* evaluated and not NULL, or the scan would not run */
+		sk->sk_argument = gs->keys[own].arg;
+		if (rk[j].key_toastable)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(cxt->ecxt_per_tuple_memory);
+
+			sk->sk_argument = PointerGetDatum(PG_DETOAST_DATUM(sk->sk_argument));
+			MemoryContextSwitchTo(oldcxt);
+		}
+		sk->sk_flags &= ~SK_ISNULL;
+	}
+	if (nrk > 0)
+		*ready = true;
+}
+
+/*
+ * Start the wrapped scan at the first scan that needs it: initialise it,
+ * hand it the key values this scan evaluated, and read the key from its
+ * scan keys from now on (its rescans evaluate them).
+ */
+static void
+bg_guard_start_scan(BgGuardScanState *gs)
+{
+	bg_guard_init_scan(gs);
+	if (gs->info == NULL)
+		return;
+	if (gs->evaluated)
+		bg_guard_hand_keys(gs);
+	bg_guard_find_scan_keys(gs, ((CustomScan *) gs->css.ss.ps.plan)->custom_exprs);
 }
 
 /*
@@ -317,7 +463,7 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->slotindex = -1;
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL ||
 		estate->es_epq_active != NULL || wrapped->plan.qual != NIL ||
-		bg_guard_any_costly(cscan->custom_exprs))
+		!bg_guard_quals_own(&wrapped->plan, cscan->custom_exprs))
 	{
 		bg_guard_init_scan(gs);
 		if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL)
@@ -405,6 +551,7 @@ bg_guard_decide(BgGuardScanState *gs)
 	int			i;
 
 	gs->decided = true;
+	gs->evaluated = false;
 	gs->skip = false;
 	gs->hits_left = 0;
 	gs->pos = 0;
@@ -446,7 +593,9 @@ bg_guard_decide(BgGuardScanState *gs)
 			gs->skip = true;
 			return;
 		}
+		key->arg = arg;
 	}
+	gs->evaluated = true;
 	switch (bg_guard_ask(gs, values, trusted))
 	{
 		case BG_ANSWER_ABSENT:
@@ -510,7 +659,7 @@ bg_exec_guard_scan(CustomScanState *node)
 	if (gs->skip)
 		return NULL;
 	if (gs->scan == NULL)
-		bg_guard_init_scan(gs);
+		bg_guard_start_scan(gs);
 	else if (gs->rescan)
 	{
 		ExecReScan(gs->scan);
@@ -571,7 +720,7 @@ bg_mark_guard_scan(CustomScanState *node)
 	if (!gs->skip)
 	{
 		if (gs->scan == NULL)
-			bg_guard_init_scan(gs);
+			bg_guard_start_scan(gs);
 		ExecMarkPos(gs->scan);
 	}
 }
