@@ -40,6 +40,13 @@ ALTER TABLE dc ADD COLUMN w int;
 EXECUTE dc_get(8);
 SELECT explain_guard('EXECUTE dc_get(70)', true);
 DEALLOCATE dc_get;
+-- a key computed at execution: evaluated by the node, the scan started
+-- only for a key the filter does not rule out, and handed the value
+PREPARE dc_expr(int) AS SELECT v FROM dc WHERE id = $1 * 1;
+EXECUTE dc_expr(9);
+EXECUTE dc_expr(90);
+SELECT explain_guard('EXECUTE dc_expr(90)', true);
+DEALLOCATE dc_expr;
 RESET plan_cache_mode;
 -- a nested-loop anti-join, the inner scan rescanned with each outer key
 CREATE TABLE dc_batch (id int);

@@ -108,11 +108,25 @@ bg_is_text_type(Oid typid)
 	return typid == TEXTOID || typid == VARCHAROID;
 }
 
+/*
+ * typid's base type.  The types that key conversions name are their own
+ * (none is a domain), and need no catalog lookup: the planner path
+ * classifies and converts its key at every executor start and scan.
+ */
+static Oid
+bg_base_type(Oid typid)
+{
+	if (bg_is_int_type(typid) || bg_is_text_type(typid) || typid == NUMERICOID ||
+		typid == UNKNOWNOID)
+		return typid;
+	return getBaseType(typid);
+}
+
 /* How an argument of argtype becomes a value of col's type. */
 BgArgConv
 bg_classify_arg(Oid argtype, const BgKeyColumn *col)
 {
-	Oid			a = getBaseType(argtype);
+	Oid			a = bg_base_type(argtype);
 	Oid			t = col->basetype;
 
 	if (a == UNKNOWNOID)
@@ -182,14 +196,17 @@ bg_numeric_in_int8_range(Numeric num)
 /*
  * Convert one argument (not NULL) of type argtype into a value of col's
  * type, the way conv says.  For BG_ARG_INPUT, typinput and typioparam are
- * the key type's input function.
+ * the key type's input function.  Only the integer conversions need
+ * argtype's base type.
  */
 BgKeyResult
 bg_convert_arg(BgArgConv conv, Oid argtype, const BgKeyColumn *col, Datum arg,
 			   Oid typinput, Oid typioparam, Datum *value)
 {
-	Oid			basetype = getBaseType(argtype);
+	Oid			basetype = InvalidOid;
 
+	if (conv == BG_ARG_INT || conv == BG_ARG_INT_TO_NUMERIC)
+		basetype = bg_base_type(argtype);
 	switch (conv)
 	{
 		case BG_ARG_SAME:

@@ -28,24 +28,28 @@
  * wait: for plain EXPLAIN (which shows it), under EvalPlanQual (never
  * skipped: the recheck must see the row the scan would have produced), for
  * a node that never asks the filter, and where the wrapped scan has
- * conditions of its own besides the index's (their start-up checks, such
- * as the EXECUTE privilege of a function in them, must not depend on the
- * filter's answer).  The node opens the table as the wrapped scan does
- * (ExecOpenScanRelation: the executor holds its lock).  While it exists,
- * the wrapped scan is listed in custom_ps, so EXPLAIN, instrumentation and
- * the executor's tree walks see it; one never initialised is shown by
- * EXPLAIN ANALYZE as "Index Scan Skipped" and the index's name.  The index
- * scan itself defers index_beginscan() to its first fetch.
+ * conditions whose start-up checks (such as the EXECUTE privilege of a
+ * function in them) must not depend on the filter's answer: conditions of
+ * its own besides the index's, and index conditions comparing with an
+ * expression that is not one of the key values.  The node opens the table
+ * as the wrapped scan does (ExecOpenScanRelation: the executor holds its
+ * lock).  While it exists, the wrapped scan is listed in custom_ps, so
+ * EXPLAIN, instrumentation and the executor's tree walks see it; one never
+ * initialised is shown by EXPLAIN ANALYZE as "Index Scan Skipped" and the
+ * index's name.  The index scan itself defers index_beginscan() to its
+ * first fetch.
  *
- * A key value that costs something to compute (a STABLE function call,
- * an expression) is computed once per scan, as without the node: a node
- * with such a key initialises the wrapped scan at start-up, has it compute
- * its runtime keys first (the ExecReScan() the scan would make at its
- * first row) and reads the value from the scan's key for that column.  A
- * Const or a Param (an outer column is one) is read here from
- * custom_exprs, which costs nothing and leaves a skipped scan untouched,
- * with no rescan at all; so is a value that matches no scan key of its
- * column by type.
+ * Each key value is evaluated once per scan, as without the node.  Before
+ * the wrapped scan exists the node evaluates it (a Const is read from the
+ * plan; an expression, whose start-up the node does, as the index scan
+ * would for its run-time key); when it then starts the scan it hands it
+ * the values it evaluated, setting the scan's run-time keys as the scan's
+ * first rescan would (a STABLE function as the key is called once).  Once
+ * the scan exists, the node has it compute its run-time keys first (the
+ * ExecReScan() it would make at its first row) and reads an expression's
+ * value from the scan's key for that column; a Const or a Param is still
+ * read by the node, which costs nothing, and so is a value that matches no
+ * scan key of its column by type.
  *
  * Under EvalPlanQual the node passes the wrapped scan's rows through
  * untouched (restarting it when the recheck rescanned it).  Backward scans
@@ -69,6 +73,7 @@
 #include "commands/explain.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
+#include "executor/nodeIndexscan.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/nodeFuncs.h"
@@ -80,21 +85,29 @@
 #include "bloomguard.h"
 #include "compat.h"
 
+typedef struct BgGuardKey
+{
+	Oid			type;			/* of the value */
+	BgArgConv	conv;			/* to the key column's type */
+	ScanKey		skey;			/* the wrapped scan's key of the column */
+	ExprState  *expr;			/* no scan key: the value's expression... */
+	Datum		value;			/* ... or, a Const, its value */
+	bool		isnull;
+	Datum		arg;			/* the value this scan evaluated (expr) */
+} BgGuardKey;
+
 typedef struct BgGuardScanState
 {
 	CustomScanState css;
 	PlanState  *scan;			/* the wrapped index scan, once initialised */
 	int			eflags;			/* to initialise it with */
-	List	   *values;			/* ExprStates of the key values */
 	Relation	rel;			/* the wrapped scan's table */
 	BgKeyInfo  *info;			/* its key, pinned; NULL: never shortcut */
-	BgArgConv	conv[INDEX_MAX_KEYS];
-	Oid			types[INDEX_MAX_KEYS];	/* of the values */
-	ScanKey		skeys[INDEX_MAX_KEYS];	/* the wrapped scan's key of each
-										 * column; NULL: evaluate it here */
+	BgGuardKey *keys;			/* one per key column, where info is set */
 	bool	   *keys_ready;		/* the wrapped scan's RuntimeKeysReady, if it
 								 * has runtime keys */
 	bool		decided;		/* this scan has asked the filter */
+	bool		evaluated;		/* ... having evaluated every key value */
 	bool		skip;			/* this scan returns no row */
 	bool		rescan;			/* the wrapped scan must start again */
 	bool		marked_skip;
@@ -227,9 +240,9 @@ bg_guard_find_scan_keys(BgGuardScanState *gs, List *exprs)
 			if (sk->sk_attno == i + 1 && sk->sk_strategy == BTEqualStrategyNumber &&
 				(sk->sk_flags & (SK_ROW_HEADER | SK_SEARCHARRAY | SK_SEARCHNULL |
 								 SK_SEARCHNOTNULL | SK_ORDER_BY)) == 0 &&
-				sk->sk_subtype == gs->types[i])
+				sk->sk_subtype == gs->keys[i].type)
 			{
-				gs->skeys[i] = sk;
+				gs->keys[i].skey = sk;
 				any = true;
 				break;
 			}
@@ -238,20 +251,190 @@ bg_guard_find_scan_keys(BgGuardScanState *gs, List *exprs)
 	gs->keys_ready = any && nruntime > 0 ? ready : NULL;
 }
 
+/* An expression without the binary-compatible relabellings on top. */
+static Node *
+bg_guard_strip(Node *expr)
+{
+	while (expr != NULL && IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	return expr;
+}
+
 /*
- * Does any key value cost something to evaluate (see the file header)?
+ * Can the wrapped scan's start-up wait for a scan that needs it?  Only if
+ * each of its index conditions compares with a Const or a Param, or with
+ * an expression that is one of the key values, which the node initialises
+ * itself at start-up: then the privilege checks and look-ups of every
+ * function in them happen at start-up, whatever the filter answers.  Its
+ * conditions besides the index's (plan.qual) must not depend on the
+ * filter either (the caller checks).
  */
 static bool
-bg_guard_any_costly(List *exprs)
+bg_guard_quals_own(Plan *wrapped, List *exprs)
+{
+	List	   *quals = IsA(wrapped, IndexOnlyScan) ?
+		((IndexOnlyScan *) wrapped)->indexqual : ((IndexScan *) wrapped)->indexqual;
+	ListCell   *lc;
+
+	foreach(lc, quals)
+	{
+		Node	   *qual = (Node *) lfirst(lc);
+		Node	   *value;
+		ListCell   *vc;
+		bool		own = false;
+
+		if (IsA(qual, NullTest))
+			continue;
+		if (IsA(qual, OpExpr) && list_length(((OpExpr *) qual)->args) == 2)
+			value = lsecond(((OpExpr *) qual)->args);
+		else if (IsA(qual, ScalarArrayOpExpr))
+			value = lsecond(((ScalarArrayOpExpr *) qual)->args);
+		else
+			return false;
+		value = bg_guard_strip(value);
+		if (IsA(value, Const) || IsA(value, Param))
+			continue;
+		foreach(vc, exprs)
+		{
+			if (equal(value, bg_guard_strip((Node *) lfirst(vc))))
+				own = true;
+		}
+		if (!own)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The wrapped scan's run-time keys (IndexScan and IndexOnlyScan alike):
+ * the array, how many, their expression context and RuntimeKeysReady.
+ */
+static int
+bg_guard_runtime_keys(PlanState *scan, IndexRuntimeKeyInfo **keys,
+					  ExprContext **cxt, bool **ready)
+{
+	if (IsA(scan, IndexScanState))
+	{
+		IndexScanState *iss = (IndexScanState *) scan;
+
+		*keys = iss->iss_RuntimeKeys;
+		*cxt = iss->iss_RuntimeContext;
+		*ready = &iss->iss_RuntimeKeysReady;
+		return iss->iss_NumRuntimeKeys;
+	}
+	if (IsA(scan, IndexOnlyScanState))
+	{
+		IndexOnlyScanState *ioss = (IndexOnlyScanState *) scan;
+
+		*keys = ioss->ioss_RuntimeKeys;
+		*cxt = ioss->ioss_RuntimeContext;
+		*ready = &ioss->ioss_RuntimeKeysReady;
+		return ioss->ioss_NumRuntimeKeys;
+	}
+	return 0;
+}
+
+/*
+ * A wrapped scan initialised after this scan evaluated the key: set its
+ * run-time keys as its first ExecReScan() would (nodeIndexscan.c's
+ * ExecIndexEvalRuntimeKeys()), a key whose expression is one of the key
+ * values from the value already evaluated, so that no expression is
+ * evaluated twice (a STABLE function is called once per scan, as without
+ * the node); the others by their expressions.  The value lives in the
+ * node's expression context, which is reset only at the node's next
+ * decision, before which the wrapped scan is rescanned (and evaluates its
+ * keys itself) or does not run.
+ */
+static void
+bg_guard_hand_keys(BgGuardScanState *gs)
+{
+	CustomScan *cscan = (CustomScan *) gs->css.ss.ps.plan;
+	IndexRuntimeKeyInfo *rk;
+	ExprContext *cxt;
+	bool	   *ready;
+	int			nrk = bg_guard_runtime_keys(gs->scan, &rk, &cxt, &ready);
+	int			j;
+
+	for (j = 0; j < nrk; j++)
+	{
+		Node	   *expr = bg_guard_strip((Node *) rk[j].key_expr->expr);
+		ScanKey		sk = rk[j].scan_key;
+		ListCell   *lc;
+		int			i = 0;
+		int			own = -1;
+
+		foreach(lc, cscan->custom_exprs)
+		{
+			if (own < 0 && gs->keys[i].expr != NULL &&
+				equal(expr, bg_guard_strip((Node *) lfirst(lc))))
+				own = i;
+			i++;
+		}
+		if (own < 0)
+		{
+			ExecIndexEvalRuntimeKeys(cxt, &rk[j], 1);
+			continue;
+		}
+		/* evaluated and not NULL, or the scan would not run */
+		sk->sk_argument = gs->keys[own].arg;
+		if (rk[j].key_toastable)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(cxt->ecxt_per_tuple_memory);
+
+			sk->sk_argument = PointerGetDatum(PG_DETOAST_DATUM(sk->sk_argument));
+			MemoryContextSwitchTo(oldcxt);
+		}
+		sk->sk_flags &= ~SK_ISNULL;
+	}
+	if (nrk > 0)
+		*ready = true;
+}
+
+/*
+ * Start the wrapped scan at the first scan that needs it: initialise it,
+ * hand it the key values this scan evaluated, and read the key from its
+ * scan keys from now on (its rescans evaluate them).
+ */
+static void
+bg_guard_start_scan(BgGuardScanState *gs)
+{
+	bg_guard_init_scan(gs);
+	if (gs->info == NULL)
+		return;
+	if (gs->evaluated)
+		bg_guard_hand_keys(gs);
+	bg_guard_find_scan_keys(gs, ((CustomScan *) gs->css.ss.ps.plan)->custom_exprs);
+}
+
+/*
+ * How each key value is read at every scan: from the wrapped scan's key,
+ * found above; a Const (possibly relabelled: the same Datum) from the plan,
+ * with nothing to initialise; anything else by its expression.
+ */
+static void
+bg_guard_init_values(BgGuardScanState *gs, List *exprs)
 {
 	ListCell   *lc;
+	int			i = 0;
 
 	foreach(lc, exprs)
 	{
-		if (!bg_guard_cheap_value((Node *) lfirst(lc)))
-			return true;
+		BgGuardKey *key = &gs->keys[i++];
+		Node	   *expr = (Node *) lfirst(lc);
+		Node	   *bare = expr;
+
+		if (key->skey != NULL)
+			continue;
+		while (IsA(bare, RelabelType))
+			bare = (Node *) ((RelabelType *) bare)->arg;
+		if (IsA(bare, Const))
+		{
+			key->value = ((Const *) bare)->constvalue;
+			key->isnull = ((Const *) bare)->constisnull;
+		}
+		else
+			key->expr = ExecInitExpr((Expr *) expr, &gs->css.ss.ps);
 	}
-	return false;
 }
 
 /*
@@ -285,14 +468,12 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 	gs->slotindex = -1;
 	if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL ||
 		estate->es_epq_active != NULL || wrapped->plan.qual != NIL ||
-		bg_guard_any_costly(cscan->custom_exprs))
+		!bg_guard_quals_own(&wrapped->plan, cscan->custom_exprs))
 	{
 		bg_guard_init_scan(gs);
 		if ((eflags & EXEC_FLAG_EXPLAIN_ONLY) || cscan->custom_exprs == NIL)
 			return;
 	}
-	gs->values = ExecInitExprList(cscan->custom_exprs, &node->ss.ps);
-
 	gs->info = bg_keyinfo_acquire(gs->rel);
 	if (gs->info->desc == NULL || !gs->info->desc->hashable ||
 		list_length(cscan->custom_exprs) != gs->info->desc->nkeys)
@@ -302,17 +483,19 @@ bg_begin_guard_scan(CustomScanState *node, EState *estate, int eflags)
 		gs->info = NULL;
 		return;
 	}
+	gs->keys = palloc0(sizeof(BgGuardKey) * gs->info->desc->nkeys);
 	foreach(lc, cscan->custom_exprs)
 	{
 		Oid			type = exprType((Node *) lfirst(lc));
 
-		gs->types[i] = type;
-		gs->conv[i] = bg_classify_arg(type, &gs->info->desc->cols[i]);
+		gs->keys[i].type = type;
+		gs->keys[i].conv = bg_classify_arg(type, &gs->info->desc->cols[i]);
 		i++;
 	}
 	/* a costly key is read from the wrapped scan, initialised above */
 	if (gs->scan != NULL)
 		bg_guard_find_scan_keys(gs, cscan->custom_exprs);
+	bg_guard_init_values(gs, cscan->custom_exprs);
 }
 
 /*
@@ -361,10 +544,10 @@ bg_guard_decide(BgGuardScanState *gs)
 	ExprContext *econtext = gs->css.ss.ps.ps_ExprContext;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		trusted;
-	ListCell   *lc;
-	int			i = 0;
+	int			i;
 
 	gs->decided = true;
+	gs->evaluated = false;
 	gs->skip = false;
 	gs->hits_left = 0;
 	gs->pos = 0;
@@ -379,18 +562,19 @@ bg_guard_decide(BgGuardScanState *gs)
 		gs->rescan = false;
 	}
 	ResetExprContext(econtext);
-	foreach(lc, gs->values)
+	for (i = 0; i < gs->info->desc->nkeys; i++)
 	{
-		bool		isnull;
-		Datum		arg;
+		BgGuardKey *key = &gs->keys[i];
+		bool		isnull = key->isnull;
+		Datum		arg = key->value;
 
-		if (gs->skeys[i] != NULL)
+		if (key->skey != NULL)
 		{
-			isnull = (gs->skeys[i]->sk_flags & SK_ISNULL) != 0;
-			arg = gs->skeys[i]->sk_argument;
+			isnull = (key->skey->sk_flags & SK_ISNULL) != 0;
+			arg = key->skey->sk_argument;
 		}
-		else
-			arg = ExecEvalExprSwitchContext((ExprState *) lfirst(lc), econtext, &isnull);
+		else if (key->expr != NULL)
+			arg = ExecEvalExprSwitchContext(key->expr, econtext, &isnull);
 
 		/* a NULL key equals no row */
 		if (isnull)
@@ -398,15 +582,16 @@ bg_guard_decide(BgGuardScanState *gs)
 			gs->skip = true;
 			return;
 		}
-		if (bg_convert_arg(gs->conv[i], gs->types[i], &gs->info->desc->cols[i],
+		if (bg_convert_arg(key->conv, key->type, &gs->info->desc->cols[i],
 						   arg, InvalidOid, InvalidOid, &values[i]) != BG_KEY_OK)
 		{
 			/* no value of the key type can equal it */
 			gs->skip = true;
 			return;
 		}
-		i++;
+		key->arg = arg;
 	}
+	gs->evaluated = true;
 	switch (bg_guard_ask(gs, values, trusted))
 	{
 		case BG_ANSWER_ABSENT:
@@ -470,7 +655,7 @@ bg_exec_guard_scan(CustomScanState *node)
 	if (gs->skip)
 		return NULL;
 	if (gs->scan == NULL)
-		bg_guard_init_scan(gs);
+		bg_guard_start_scan(gs);
 	else if (gs->rescan)
 	{
 		ExecReScan(gs->scan);
@@ -531,7 +716,7 @@ bg_mark_guard_scan(CustomScanState *node)
 	if (!gs->skip)
 	{
 		if (gs->scan == NULL)
-			bg_guard_init_scan(gs);
+			bg_guard_start_scan(gs);
 		ExecMarkPos(gs->scan);
 	}
 }
