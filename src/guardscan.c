@@ -61,6 +61,12 @@
  * back), so EXPLAIN ANALYZE's counts and the guard's counters say nothing
  * about which keys exist.
  *
+ * Why this is one file of some 770 lines: the node's callbacks, the lazy
+ * start-up of the wrapped scan and the handing of key values to it all
+ * read and write BgGuardScanState and the wrapped scan's run-time keys,
+ * which no other file may see; split, the executor state of one node
+ * would be shared across files.
+ *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
