@@ -5,7 +5,10 @@
   functions of the files above it in the map (no circles); module.c, the
   entry point, is in the map too, last, with no exemption;
 - every function definition has a comment just above it;
-- a private header is included only by the files it belongs to (PRIVATE).
+- a private header is included only by the files it belongs to (PRIVATE);
+- a file of more than LONG lines says in its header comment why it is one
+  file, and how long ("... some 890 lines ...", within a tenth of its
+  length), so that the reason is renewed when the file grows.
 
 Calls are all it sees: test/check-symbols.py checks the global variables.
 
@@ -24,6 +27,9 @@ PRIVATE = {
     'slot_internal.h': {'shmem.c', 'slot.c'},
     'wal_internal.h': {'wal.c', 'walredo.c'},
 }
+
+# a file longer than this needs its reason in its header
+LONG = 600
 
 
 def strip(code):
@@ -75,6 +81,19 @@ def main():
             if inc in PRIVATE and name != inc and name not in PRIVATE[inc]:
                 problems.append('%s includes %s, which only %s may include'
                                 % (name, inc, ' and '.join(sorted(PRIVATE[inc]))))
+    for f in sorted(glob.glob(os.path.join(SRC, '*.[ch]'))):
+        text = open(f).read()
+        n = text.count('\n')
+        if n <= LONG:
+            continue
+        header = text[:text.find('*/')]
+        m = re.search(r'\bsome (\d+)(?:\s|\*)+lines\b', header)
+        if not m:
+            problems.append('%s has %d lines and its header does not say why it is one file ("some N lines")'
+                            % (f, n))
+        elif abs(int(m.group(1)) - n) > n / 10:
+            problems.append('%s has %d lines; its header says some %s'
+                            % (f, n, m.group(1)))
     for p in problems:
         print(p)
     print('%d files, %d functions: %s' % (len(files), len(defs),
