@@ -537,6 +537,23 @@ REVOKE SELECT ON pl FROM regress_bg_noexec;
 DROP ROLE regress_bg_noexec;
 DROP FUNCTION pl_bound();
 DROP FUNCTION pl_key(bigint);
+-- every key value is evaluated before any is looked at, as the index
+-- scan evaluates all its run-time keys: a later column's error is raised
+-- although an earlier column is NULL (a generic plan; the scan not
+-- started yet), through the node as by the plain plan
+PREPARE mc_div(int, int) AS SELECT a FROM mc WHERE a = $1 AND b = 'b3' AND c = 1 / $2;
+SELECT explain_guard('EXECUTE mc_div(3, 1)');
+EXECUTE mc_div(NULL, 0);
+EXECUTE mc_div(3, 0);
+EXECUTE mc_div(NULL, 1);
+SET bloomguard.transparent = off;
+EXECUTE mc_div(NULL, 0);
+PREPARE mc_div_plain(int, int) AS SELECT a FROM mc WHERE a = $1 AND b = 'b3' AND c = 1 / $2;
+SELECT explain_guard('EXECUTE mc_div_plain(3, 1)');
+EXECUTE mc_div_plain(NULL, 0);
+RESET bloomguard.transparent;
+DEALLOCATE mc_div;
+DEALLOCATE mc_div_plain;
 
 -- 8. Prepared statements across attach and detach (attach, rebuild and
 -- detach invalidate the table's cached plans)

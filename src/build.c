@@ -279,7 +279,15 @@ bg_build_finish(Relation rel, const BgKeyDesc *desc, BgBuildState *bs)
 	 * and a lookup untrusts it.
 	 */
 	bs->trigger_version = bg_feed_trigger_version(RelationGetRelid(rel));
-	(void) bg_feed_check(rel, &feed_version);
+
+	/*
+	 * The feed function's version, read before the scan (a catalog read
+	 * must not run under the slot lock).  The caller has found the trigger
+	 * in place; if it is not any more (a standby replaying a change), the
+	 * filter is built under no version, and its first lookup untrusts it.
+	 */
+	if (bg_feed_check(rel, &feed_version) != BG_FEED_IN_PLACE)
+		Assert(feed_version == InvalidTransactionId);
 
 	PG_TRY();
 	{

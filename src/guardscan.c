@@ -549,6 +549,7 @@ bg_guard_decide(BgGuardScanState *gs)
 {
 	ExprContext *econtext = gs->css.ss.ps.ps_ExprContext;
 	Datum		values[INDEX_MAX_KEYS];
+	bool		nulls[INDEX_MAX_KEYS];
 	bool		trusted;
 	int			i;
 
@@ -568,34 +569,43 @@ bg_guard_decide(BgGuardScanState *gs)
 		gs->rescan = false;
 	}
 	ResetExprContext(econtext);
+
+	/*
+	 * Every key value first, as the index scan evaluates all its run-time
+	 * keys before it looks at any: a later column's error (or a STABLE
+	 * function's NOTICE) must not depend on an earlier column being NULL.
+	 */
 	for (i = 0; i < gs->info->desc->nkeys; i++)
 	{
 		BgGuardKey *key = &gs->keys[i];
-		bool		isnull = key->isnull;
-		Datum		arg = key->value;
 
+		nulls[i] = key->isnull;
+		key->arg = key->value;
 		if (key->skey != NULL)
 		{
-			isnull = (key->skey->sk_flags & SK_ISNULL) != 0;
-			arg = key->skey->sk_argument;
+			nulls[i] = (key->skey->sk_flags & SK_ISNULL) != 0;
+			key->arg = key->skey->sk_argument;
 		}
 		else if (key->expr != NULL)
-			arg = ExecEvalExprSwitchContext(key->expr, econtext, &isnull);
+			key->arg = ExecEvalExprSwitchContext(key->expr, econtext, &nulls[i]);
+	}
+	for (i = 0; i < gs->info->desc->nkeys; i++)
+	{
+		BgGuardKey *key = &gs->keys[i];
 
 		/* a NULL key equals no row */
-		if (isnull)
+		if (nulls[i])
 		{
 			gs->skip = true;
 			return;
 		}
 		if (bg_convert_arg(key->conv, key->type, &gs->info->desc->cols[i],
-						   arg, InvalidOid, InvalidOid, &values[i]) != BG_KEY_OK)
+						   key->arg, InvalidOid, InvalidOid, &values[i]) != BG_KEY_OK)
 		{
 			/* no value of the key type can equal it */
 			gs->skip = true;
 			return;
 		}
-		key->arg = arg;
 	}
 	gs->evaluated = true;
 	switch (bg_guard_ask(gs, values, trusted))

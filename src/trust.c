@@ -157,16 +157,14 @@ bool
 bg_filter_trusted(Relation rel, const BgKeyInfo *info, Snapshot snap,
 				  BgSlotExpect *expect, bool *children)
 {
-	bool		has_children;
-
 	if (children)
 		*children = false;
 	if (rel->rd_rel->relkind != RELKIND_RELATION)
 		return false;
-	has_children = bg_has_children(rel);
-	if (children)
-		*children = has_children;
-	if (has_children || !bg_enabled)
+	/* a caller that needs the answer anyway has it looked up first */
+	if (children && (*children = bg_has_children(rel)))
+		return false;
+	if (!bg_enabled)
 		return false;
 	/* a standby: only while it receives every key through the WAL */
 	if (RecoveryInProgress() &&
@@ -183,6 +181,9 @@ bg_filter_trusted(Relation rel, const BgKeyInfo *info, Snapshot snap,
 	if (bg_feed_check(rel, &expect->feed_version) != BG_FEED_IN_PLACE)
 		return false;
 	if (bg_untrust_pending(RelationGetRelid(rel)))
+		return false;
+	/* the one check that may read a catalog (pg_inherits), last */
+	if (!children && bg_has_children(rel))
 		return false;
 	if (bg_old_snapshot_threshold_set())
 		return false;
