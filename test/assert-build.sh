@@ -55,7 +55,7 @@ flock 8
 if [ "${ASSERT_REBUILD:-0}" != 1 ] && [ -x "$prefix/bin/pg_config" ] &&
 	[ "$(head -1 "$prefix/.bloomguard-stamp" 2>/dev/null)" = "$stamp" ] &&
 	case $("$prefix/bin/pg_config" --pkglibdir) in "$prefix"/*) true ;; *) false ;; esac; then
-	log "reusing $stamp in $prefix"
+	log "reusing $stamp in $prefix (built from $(sed -n 2p "$prefix/.bloomguard-stamp"))"
 	echo "$prefix/bin/pg_config"
 	exit 0
 fi
