@@ -180,7 +180,7 @@ sub crash_backend
 	my $logpos = -s $node->logfile;
 	ok(kill('KILL', $pid), "killed backend $pid with SIGKILL");
 	eval { $s->quit; };
-	bg_wait_back($node)
+	bg_wait_back($node, $logpos)
 	  or die 'server did not come back after the crash';
 	ok($node->log_contains('all server processes terminated; reinitializing', $logpos),
 		'the postmaster reinitialized shared memory');
@@ -266,7 +266,7 @@ foreach my $victim ('worker', 'leader')
 		$h->finish;
 	}
 	ok($killed, "$victim crash: killed a process of a parallel build of p with SIGKILL");
-	bg_wait_back($node)
+	bg_wait_back($node, $logpos)
 	  or die 'server did not come back after the crash';
 	ok($node->log_contains('all server processes terminated; reinitializing', $logpos),
 		"$victim crash: the postmaster reinitialized shared memory");

@@ -179,9 +179,10 @@ my $h = IPC::Run::start(['psql', '-X', '-d', $node->connstr('postgres'), '-c', '
 	'>', \$stdout, '2>', \$stderr);
 $node->poll_query_until('postgres', q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(60)%'});
 my $victim = $node->safe_psql('postgres', q{SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep(60)%'});
+my $logpos = -s $node->logfile;
 kill 'KILL', $victim;
 $h->finish;
-bg_wait_back($node) or die 'server did not come back after the crash';
+bg_wait_back($node, $logpos) or die 'server did not come back after the crash';
 $node->poll_query_until('postgres', q{SELECT bool_and(state = 'ready') AND count(*) = 4 FROM bloomguard_health})
   or die 'not rebuilt after the crash';
 ok($node->log_contains('terminated by signal 9'), 'a backend crashed');

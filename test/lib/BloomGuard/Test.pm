@@ -122,11 +122,19 @@ sub bg_create_wait_for_worker
 # false if it did not within the default timeout.  poll_query_until()
 # feeds its query to psql on stdin, and a psql that finds the server still
 # in crash recovery exits before reading it: the write then dies with a
-# broken pipe (seen on 16).  Here the query is an argument.
+# broken pipe (seen on 16).  Here the query is an argument.  With the log
+# offset taken before the kill, it first waits for the postmaster to log
+# that it is reinitializing: until the postmaster has reaped the killed
+# process, the server still answers, and a query could run before the
+# crash restart instead of after it (seen once on the assert build, the
+# query 5 ms ahead of the postmaster).
 sub bg_wait_back
 {
-	my ($node) = @_;
+	my ($node, $logpos) = @_;
 	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+
+	$node->wait_for_log('all server processes terminated; reinitializing', $logpos)
+	  if defined $logpos;
 	while (time < $deadline)
 	{
 		my ($out, $err) = ('', '');
