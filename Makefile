@@ -19,7 +19,7 @@ OBJS = \
 	src/sizing.o \
 	src/partition.o \
 	src/coverage.o \
-	src/scan.o \
+	src/buildscan.o \
 	src/build.o \
 	src/rebuild.o \
 	src/trigger.o \

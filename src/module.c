@@ -35,7 +35,7 @@
  *	partition.c	partitioned tables: leaves, routing a key to one, new and
  *				detached partitions
  *	coverage.c	noticing the feed trigger change, and drops
- *	scan.c		a build's scan of the table, with parallel workers
+ *	buildscan.c	a build's scan of the table, with parallel workers
  *	build.c		building a generation online: publish, scan, swap, and
  *				the proof that no key is missed
  *	rebuild.c	the rebuild policy: what can be guarded, locks, sizing
