@@ -24,7 +24,7 @@ OBJS = \
 	src/rebuild.o \
 	src/trigger.o \
 	src/args.o \
-	src/source.o \
+	src/tablelookup.o \
 	src/trust.o \
 	src/lookup.o \
 	src/planner.o \

@@ -41,7 +41,7 @@
  *	rebuild.c	the rebuild policy: what can be guarded, locks, sizing
  *	trigger.c	the feed trigger
  *	args.c		turning key arguments into key values
- *	source.c	the authoritative lookup: index probe or SQL
+ *	tablelookup.c	the authoritative lookup: index probe or SQL
  *	trust.c		the trust rule: when a filter may answer; asking it
  *	lookup.c	guarded_exists(), bloomguard_check()
  *	guardscan.c	the BloomGuard custom scan: the filter asked before an index
