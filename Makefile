@@ -9,7 +9,7 @@ OBJS = \
 	src/wal.o \
 	src/walredo.o \
 	src/persist.o \
-	src/feed.o \
+	src/feedbuffer.o \
 	src/registry.o \
 	src/pending.o \
 	src/statement.o \

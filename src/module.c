@@ -20,7 +20,7 @@
  *				recovery, and the bloomguard.wal_log switch
  *	walredo.c	redo of those records, and their descriptions
  *	persist.c	filters saved at a clean shutdown, loaded at the next start
- *	feed.c		this backend's buffer of keys the trigger collected, and
+ *	feedbuffer.c	this backend's buffer of keys the trigger collected, and
  *				when it is flushed into the filters (and the WAL)
  *	registry.c	the bloomguard_guards configuration table; ownership checks
  *	pending.c	what a transaction does to guards when it commits
