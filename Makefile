@@ -14,7 +14,7 @@ OBJS = \
 	src/pending.o \
 	src/statement.o \
 	src/keys.o \
-	src/feedstate.o \
+	src/feedcheck.o \
 	src/keycache.o \
 	src/sizing.o \
 	src/partition.o \

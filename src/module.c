@@ -27,7 +27,7 @@
  *	statement.c	which of this backend's own writes a lookup might see before
  *				their keys reach the filter
  *	keys.c		describing and hashing a table's primary key
- *	feedstate.c	the feed trigger as the catalogs have it: is it attach's, and
+ *	feedcheck.c	the feed trigger as the catalogs have it: is it attach's, and
  *				the versions of its row and its function's
  *	keycache.c	the backend-wide cache of key descriptions
  *	sizing.c	validating and choosing a filter's capacity, and whether
