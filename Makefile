@@ -18,7 +18,7 @@ OBJS = \
 	src/keycache.o \
 	src/sizing.o \
 	src/partition.o \
-	src/coverage.o \
+	src/ddlwatch.o \
 	src/buildscan.o \
 	src/build.o \
 	src/rebuild.o \

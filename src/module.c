@@ -34,7 +34,7 @@
  *				it fits in the memory caps
  *	partition.c	partitioned tables: leaves, routing a key to one, new and
  *				detached partitions
- *	coverage.c	noticing the feed trigger change, and drops
+ *	ddlwatch.c	noticing the feed trigger change, and drops
  *	buildscan.c	a build's scan of the table, with parallel workers
  *	build.c		building a generation online: publish, scan, swap, and
  *				the proof that no key is missed
