@@ -15,7 +15,7 @@
  *	- a numeric for an integer key is converted only if it is integral
  *	  (5.5 equals no integer); an integer for a numeric key is exact;
  *	- anything else cannot be hashed the way the key is: the SQL query
- *	  itself answers it (source.c), with the argument's own type.
+ *	  itself answers it (tablelookup.c), with the argument's own type.
  *
  * The planner path converts the comparison values of index conditions
  * with the same rule (bg_classify_arg(), bg_convert_arg()), so that

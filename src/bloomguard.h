@@ -372,7 +372,7 @@ extern bool bg_wal_announced(void);
 /* persist.c */
 extern void bg_persist_shmem_startup(void);
 
-/* feed.c */
+/* feedbuffer.c */
 extern void bg_feed_init(void);
 extern void bg_feed_add(Relation rel, const uint64 *colhashes, int ncols, bool moved);
 extern void bg_feed_flush_rel(Oid relid);
@@ -422,7 +422,7 @@ extern void bg_keydesc_identity(const BgKeyDesc *desc, BgKeyIdentity *key);
 extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 							 uint64 *colhashes);
 
-/* feedstate.c */
+/* feedcheck.c */
 extern BgFeedState bg_feed_check(Relation rel, TransactionId *feed_version);
 extern BgFeedState bg_feed_state(Relation rel);
 extern BgFeedState bg_feed_state_by_oid(Oid relid);
@@ -460,13 +460,13 @@ extern void bg_partition_check_joining(Oid child, Oid parent);
 extern Oid	bg_route_key(Relation parent, const Datum *values, LOCKMODE lockmode,
 						 bool *routed);
 
-/* coverage.c */
+/* ddlwatch.c */
 extern void bg_coverage_init(void);
 extern void bg_own_trigger_begin(Oid relid);
 extern void bg_own_trigger_end(void);
 extern bool bg_has_children(Relation rel);
 
-/* a build under way (build.c; scan.c reads it) */
+/* a build under way (build.c; buildscan.c reads it) */
 typedef struct BgBuildState
 {
 	int			slotindex;
@@ -478,7 +478,7 @@ typedef struct BgBuildState
 	TransactionId trigger_version;	/* the feed trigger's row as the scan starts */
 } BgBuildState;
 
-/* scan.c */
+/* buildscan.c */
 extern LOCKMODE bg_build_lockmode(void);
 extern int	bg_build_scan(Relation rel, const BgKeyDesc *desc, BgBuildState *bs);
 
@@ -543,7 +543,7 @@ extern void bg_call_sql_params(const BgCallCache *cache, const BgKeyDesc *desc,
 							   const Datum *args, Datum *params, Oid *types,
 							   Oid *collations);
 
-/* source.c */
+/* tablelookup.c */
 extern bool bg_index_probe(Relation rel, const BgKeyDesc *desc, const Datum *values);
 extern bool bg_sql_lookup(Relation rel, const BgKeyDesc *desc, const Datum *params,
 						  const Oid *types, const Oid *collations, bool typed);

@@ -8,13 +8,13 @@
  * bloomguard_rebuild and the background worker through bg_rebuild()
  * (rebuild.c, the rebuild policy: what can be guarded, the locks, the
  * default sizing).  The scan itself, with its parallel workers, is in
- * scan.c.  The protocol is that of rebuilding a Bloom filter
+ * buildscan.c.  The protocol is that of rebuilding a Bloom filter
  * without losing keys written meanwhile (CREATE INDEX CONCURRENTLY's
  * problem): write new keys to both generations, scan, then swap.
  *
  *	1. Allocate the new generation and publish it in the slot as
  *	   "building", under the slot lock.  From now on every flush of keys
- *	   (feed.c) adds them to both the serving and the building generation.
+ *	   (feedbuffer.c) adds them to both the serving and the building generation.
  *	2. Scan every heap page and add the key of every tuple that is not
  *	   provably dead to everyone (HeapTupleSatisfiesVacuum against the
  *	   oldest non-removable xid): committed rows, rows of in-progress and
@@ -26,7 +26,7 @@
  * Why no key can be missed.  The trigger does not set bits: it buffers
  * keys, and the buffer is flushed into every live generation before the
  * transaction can commit or prepare, and before this backend can need the
- * keys (feed.c).  So the moment that matters is the flush, not the
+ * keys (feedbuffer.c).  So the moment that matters is the flush, not the
  * trigger.  Call a row version "fed" if its key goes through a flush after
  * the version was created: an INSERT's version, and an UPDATE's new
  * version when the UPDATE changed the key or put the version on another

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * scan.c
+ * buildscan.c
  *	  Step 2 of a build: the scan of the table into the generation being
  *	  built, by the building backend and parallel workers.
  *

@@ -1,10 +1,10 @@
 /*-------------------------------------------------------------------------
  *
- * coverage.c
+ * ddlwatch.c
  *	  Noticing when rows can reach a guarded table without the trigger.
  *
  * A filter is complete only while every write fires its trigger.  Checking
- * the trigger on every call (feedstate.c's bg_feed_check(), which the
+ * the trigger on every call (feedcheck.c's bg_feed_check(), which the
  * trust rule runs) is not enough: rows written while it was disabled stay
  * missing after it is enabled again.  So an object access hook watches
  * what the feed depends on, and marks the guard "untrusted" when that
@@ -49,7 +49,7 @@
  * A change to the function's or the trigger's catalog row that no hook
  * sees (a superuser's UPDATE of pg_proc) is caught by its version: a
  * filter is used only by backends that see the row versions it was built
- * under (feedstate.c reads them, slot.c compares them).
+ * under (feedcheck.c reads them, slot.c compares them).
  *
  * Changes to the key itself (ALTER COLUMN TYPE, a new primary key,
  * REINDEX CONCURRENTLY) give the key a new index, which lookups notice by

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * feed.c
+ * feedbuffer.c
  *	  The feed's buffer: keys this backend's triggers collected and has not
  *	  yet put into the filters.
  *

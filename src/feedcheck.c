@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * feedstate.c
+ * feedcheck.c
  *	  The feed trigger as the catalogs have it: is it the one attach
  *	  makes, and the versions of its row and of its function's row.
  *
@@ -13,7 +13,7 @@
  *	  is not opened (the health view);
  *	- bg_feed_trigger_version() is the version of the trigger's own row;
  *	- bg_feed_trigger_tables() and bg_feed_trigger_of() find feed triggers
- *	  for the health view and for coverage.c's hook, and
+ *	  for the health view and for ddlwatch.c's hook, and
  *	  bg_feed_function_changing() tells that hook whether a function being
  *	  replaced or altered is the feed function.
  *

@@ -8,7 +8,7 @@
  * guarded_exists(), the BloomGuard node, the planner and the trigger keep
  * each table's description here for the life of the backend, with what a
  * lookup compares against the guard along with it: the key's identity,
- * the version of the feed trigger's row (read by feedstate.c when the
+ * the version of the feed trigger's row (read by feedcheck.c when the
  * entry is built) and the table's guard slot reference.
  *
  * Entries are invalidated by the relcache callback, which every DDL that

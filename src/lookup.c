@@ -8,7 +8,7 @@
  * returns for the same role and snapshot, errors included.  It asks the
  * filter first, and only when the filter is trusted (trust.c has the rule)
  * and says "definitely absent" does it answer false without reading the
- * table.  Otherwise it reads the table (source.c).
+ * table.  Otherwise it reads the table (tablelookup.c).
  *
  * For a role that row-level security applies to, the filter is not
  * consulted at all (trust.c says why): guarded_exists() runs the query

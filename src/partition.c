@@ -16,7 +16,7 @@
  *
  *	- a new leaf (CREATE TABLE ... PARTITION OF, ATTACH PARTITION, at any
  *	  depth) gets its trigger clone in the creating transaction; the
- *	  object access hook (coverage.c) has it registered just before that
+ *	  object access hook (ddlwatch.c) has it registered just before that
  *	  transaction commits, with a capacity chosen from its own rows and the
  *	  tree's error rate.  It has no filter until one is built (the
  *	  background worker's next pass, or bloomguard_rebuild()), and until
@@ -235,7 +235,7 @@ bg_partition_register(Oid relid)
  * A leaf lost its trigger clone: if it has left its guarded tree
  * (DETACH PARTITION), unregister it now and free its filter at commit.
  * (If it is still in the tree, the trigger was dropped some other way;
- * coverage.c has marked the guard untrusted, as for any table.)
+ * ddlwatch.c has marked the guard untrusted, as for any table.)
  */
 void
 bg_partition_recheck(Oid relid)
@@ -266,7 +266,7 @@ bg_named_trigger(Oid relid, bool *own)
 
 /*
  * Table child is joining partitioned table parent: the object access hook
- * (coverage.c) sees the new pg_inherits row, before ATTACH PARTITION
+ * (ddlwatch.c) sees the new pg_inherits row, before ATTACH PARTITION
  * clones parent's row triggers onto child and its partitions.  If parent
  * has a trigger named bloomguard (its tree is guarded), a relation of the
  * new branch with one of its own (a table guarded on its own, or a user's

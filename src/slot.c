@@ -277,7 +277,7 @@ bg_add_keys_to(BgFilterPtr dp, const uint64 *keys, int n, int ncols)
 }
 
 /*
- * A flush of a table's keys, by a backend (feed.c) or by redo (walredo.c):
+ * A flush of a table's keys, by a backend (feedbuffer.c) or by redo (walredo.c):
  * put them into every live generation of the guard of table relid of
  * database dbid, under one acquisition of its slot lock.  keys go to
  * every generation; moved keys (an UPDATE kept the key, but put the new
@@ -557,7 +557,7 @@ bg_slot_building_shape(const BgGeneration *gen, BloomFilter *shape)
 }
 
 /*
- * Put keys into generation gen, a scanner's (scan.c): a batch of hashes,
+ * Put keys into generation gen, a scanner's (buildscan.c): a batch of hashes,
  * or (local not NULL) the words [first, first + count) of a private bit
  * array, counting nadded adds.  Only under the slot lock in shared mode
  * and only while gen is still the slot's generation being built (build.c's

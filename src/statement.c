@@ -123,7 +123,7 @@
  * list above show that W leaves the list only after its events fired.
  *
  * The trigger does not set bits itself: it appends the key to this
- * backend's feed buffer (feed.c).  The rule still holds with the buffer,
+ * backend's feed buffer (feedbuffer.c).  The rule still holds with the buffer,
  * because a key that has gone through the trigger is in the filter or in
  * the buffer, and the buffer is flushed before anything could need it:
  *

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * source.c
+ * tablelookup.c
  *	  The authoritative lookup: reading the table.
  *
  * When the filter says "maybe", or cannot be trusted, guarded_exists()

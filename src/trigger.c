@@ -18,7 +18,7 @@
  * why a new version on the same page needs nothing).
  *
  * The trigger does not set bits itself: it hands the key's per-column
- * hashes to this backend's feed buffer (feed.c), which puts them into
+ * hashes to this backend's feed buffer (feedbuffer.c), which puts them into
  * every live generation of the guard, the serving one and, during a
  * rebuild, the one being built, before the transaction can commit and
  * before anything else in this backend could need them.  Adding a key

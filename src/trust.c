@@ -18,7 +18,7 @@
  *	- the feed trigger is in place, as attach made it, enabled ALWAYS, and
  *	  this transaction has not changed it (bg_untrust_pending()), and the
  *	  catalog rows of the trigger and of its function are the versions the
- *	  filter was built under (feedstate.c);
+ *	  filter was built under (feedcheck.c);
  *	- no statement of this backend that writes rows is still running, or
  *	  waiting for an enclosing statement to fire its AFTER events (a
  *	  referential action), with a command id the lookup's snapshot can see
@@ -27,7 +27,7 @@
  *	  statement can see rows whose keys are not in the filter yet, while
  *	  the statement's own scans cannot (statement.c has the argument);
  *	  keys whose triggers have fired may still be in this backend's feed
- *	  buffer, and the ask flushes the table's first (feed.c);
+ *	  buffer, and the ask flushes the table's first (feedbuffer.c);
  *	- session_replication_role is not replica: the logical replication
  *	  apply and table synchronization workers, and pglogical's, write rows
  *	  without passing the hooks that track writers, and run in that role;
@@ -55,7 +55,7 @@
  * of backend state, of the relcache entry the caller's lock keeps current
  * (its trigger list, relhassubclass) or of a shared flag; the one catalog
  * read (pg_inherits) is made only when relhassubclass is set, and the feed
- * function's check is cached until a pg_proc invalidation (feedstate.c).
+ * function's check is cached until a pg_proc invalidation (feedcheck.c).
  * Together they cost about 1% of a present key's lookup through the node
  * (perf, PL/pgSQL loop of test/bench/plpgsql_loop.sh), so nothing more is
  * cached.
@@ -212,7 +212,7 @@ bg_trust_scan(Relation rel, const BgKeyInfo *info, Snapshot snap,
  * Ask rel's filter about one key (values in the key's types), for a
  * caller that bg_filter_trusted() has said yes to and that filled in
  * expect: this backend's own keys of the table go into the filter first
- * (feed.c), the key is hashed before the slot lock is taken (hash
+ * (feedbuffer.c), the key is hashed before the slot lock is taken (hash
  * functions may detoast), and slot.c checks the guard's state and answers.
  * nomatch: no value of the key type can equal the argument (values are
  * then not read).  *slotindex is set to the guard's slot, or -1.

@@ -6,7 +6,7 @@
  *
  * The records (resource manager "bloomguard", id BG_RMGR_ID):
  *
- *	KEYS		a flush of one table's keys (feed.c): their per-column
+ *	KEYS		a flush of one table's keys (feedbuffer.c): their per-column
  *				digests, which do not depend on any filter's seed.  Written
  *				before the commit record.  Redo adds them to every live
  *				generation of the table's guard on this node, and skips a
@@ -423,7 +423,7 @@ bg_wal_logging(void)
 }
 
 /*
- * Write the KEYS record of one flush (feed.c), if keys are logged: the
+ * Write the KEYS record of one flush (feedbuffer.c), if keys are logged: the
  * digests of nkeys keys for every generation and nmoved for a generation
  * being built, ncols each.
  */
