@@ -9,7 +9,10 @@
 # release, -updates and -security suites that the apt sources name are
 # written to a private apt directory under the cache, so the machine's apt
 # configuration is not touched.  The tree is configured with
-# --enable-cassert --enable-debug --enable-tap-tests --with-icu, built and
+# --enable-cassert --enable-debug --enable-tap-tests --with-icu and
+# -DUSE_VALGRIND (memory contexts tell Valgrind what is allocated, as
+# pgvector's CI builds; no cost outside Valgrind but a few no-op
+# instructions, so the one cached build serves test/valgrind.sh too), built and
 # installed under $BG_CACHE/pgNN-assert, together with the isolation tester
 # and the contrib modules the tests use.  The source and build tree stay in
 # $BG_CACHE/pgNN-assert-src, for PostgreSQL's own regression suite
@@ -44,7 +47,7 @@ fi
 version=$(dpkg-query -W -f='${Version}' "postgresql-$major")
 prefix=$cache/pg$major-assert
 srcdir=$cache/pg$major-assert-src
-stamp="postgresql-$major $version cassert"
+stamp="postgresql-$major $version cassert valgrind"
 # one build at a time: a second caller waits, then reuses the first's build
 mkdir -p "$cache"
 exec 8>"$cache/.assert-build.lock"
@@ -110,7 +113,7 @@ t0=$(date +%s)
 (
 	cd "$tree" &&
 		./configure --prefix="$prefix" --enable-cassert --enable-debug --enable-tap-tests \
-			--with-icu CFLAGS="-O1 -g" >configure.log 2>&1 &&
+			--with-icu CFLAGS="-O1 -g" CPPFLAGS="-DUSE_VALGRIND" >configure.log 2>&1 &&
 		dirs=$(make -s --no-print-directory -C src/port -f Makefile -f - show-dirs <<-'EOF'
 			show-dirs: ; @echo $(bindir) $(libdir) $(pkglibdir) $(datadir) $(includedir_server) $(sysconfdir)
 		EOF
