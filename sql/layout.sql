@@ -1,10 +1,10 @@
 -- the filter layout: each key's k bits in one block of B = min(m, 512)
 -- bits; a filter of m <= 512 bits is one block, the classic filter, and a
 -- larger one is a whole number of 512-bit blocks, sized and judged by the
--- blocked formulas (README, "The filter")
+-- blocked formulas (doc/filter.md)
 CREATE EXTENSION bloomguard;
 
--- the blocked false-positive rate, summed here straight from the README's
+-- the blocked false-positive rate, summed here straight from doc/filter.md's
 -- formula: sum over i of Pois(i; lambda = 512 n / m) (1 - e^(-k i / 512))^k
 CREATE FUNCTION blocked_fp(n float8, m float8, k int) RETURNS float8
 LANGUAGE plpgsql IMMUTABLE AS $$
