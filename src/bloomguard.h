@@ -35,7 +35,7 @@
 /*
  * bloomguard's custom WAL resource manager.  The id is one that
  * https://wiki.postgresql.org/wiki/CustomWALResourceManagers does not
- * list (128 is for experiments); README says which.
+ * list (128 is for experiments); doc/wal.md says which.
  */
 #define BG_RMGR_ID					188
 #define BG_RMGR_NAME				"bloomguard"
