@@ -1,0 +1,136 @@
+# Citus: a coordinator and two workers (test/lib/BloomGuard/Citus.pm),
+# Citus built by test/citus-build.sh.  The tables Citus manages are empty
+# shells whose rows are in shards (src/tablekind.c): bloomguard never
+# guards, probes or trusts a shell, guarded_exists() answers for it as
+# EXISTS does, on the coordinator and on a worker, attach refuses every
+# kind of shell before it creates anything, with citus.enable_unsafe_triggers
+# on and off, and the health view never advises adopting a shell's
+# trigger.  The shards themselves are ordinary tables and stay guardable.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../lib";
+use BloomGuard::Test;
+use BloomGuard::Citus;
+
+if (my $why = bg_citus_skip_reason())
+{
+	plan skip_all => $why;
+}
+
+my $citus = BloomGuard::Citus->new(workers => 2, coordinator_shards => 1);
+my $c = $citus->coordinator;
+my @nodes = $citus->nodes;
+my @names = ('coordinator', map { "worker $_" } 1 .. scalar($citus->workers));
+
+# a distributed table, a reference table and a citus-local table
+$c->safe_psql('postgres', q{
+	CREATE TABLE acc (id bigint PRIMARY KEY, v text);
+	SELECT create_distributed_table('acc', 'id', shard_count := 6, colocate_with := 'none');
+	INSERT INTO acc SELECT g, 'a' FROM generate_series(1, 2000) g;
+	CREATE TABLE ref (id int PRIMARY KEY, v text);
+	SELECT create_reference_table('ref');
+	INSERT INTO ref SELECT g, 'r' FROM generate_series(1, 500) g;
+	CREATE TABLE loc (id int PRIMARY KEY, v text);
+	INSERT INTO loc SELECT g, 'l' FROM generate_series(1, 500) g;
+	SELECT citus_add_local_table_to_metadata('loc');
+});
+is($c->safe_psql('postgres', q{
+	SELECT count(DISTINCT nodeport) FROM citus_shards WHERE table_name = 'acc'::regclass}),
+	'3', 'the distributed table has shards on the coordinator and both workers');
+
+# guarded_exists() on a shell answers as EXISTS, on every node: present
+# keys (on the coordinator's shards and the workers'), absent ones
+my @keys = (1, 42, 777, 1999, 2000, 2001, 123456);
+foreach my $i (0 .. $#nodes)
+{
+	my $node = $nodes[$i];
+	foreach my $t ([ 'acc', 'bigint' ], [ 'ref', 'int' ], [ 'loc', 'int' ])
+	{
+		my ($table, $type) = @$t;
+		next if $table eq 'loc' && $i > 0;	# a citus-local table is the coordinator's
+		# one call per statement: a call beside a query on the shell would
+		# be sent to a shard with it
+		my $got = $node->safe_psql('postgres',
+			join '', map { "SELECT guarded_exists('$table', ${_}::$type);\n" } @keys);
+		my $want = $node->safe_psql('postgres',
+			join '', map { "SELECT EXISTS (SELECT 1 FROM $table WHERE id = $_);\n" } @keys);
+		is($got, $want, "$names[$i]: guarded_exists('$table', k) is EXISTS");
+	}
+	is($node->safe_psql('postgres', q{SELECT bloomguard_check('acc', 42::bigint)}),
+		'unknown', "$names[$i]: bloomguard_check() on a shell says unknown");
+}
+
+# attach refuses every kind of shell, with unsafe triggers on and off,
+# before it creates anything on any node
+foreach my $unsafe ('off', 'on')
+{
+	foreach my $t ([ 'acc', 'distributed' ], [ 'ref', 'reference' ], [ 'loc', 'local' ])
+	{
+		my ($table, $kind) = @$t;
+		my ($ret, $out, $err) = $c->psql('postgres', qq{
+			SET citus.enable_unsafe_triggers = $unsafe;
+			SELECT bloomguard_attach('$table')});
+		like($err, qr/cannot guard table "$table" because its rows are not in it.*DETAIL:  Table "$table" is a Citus $kind table: .*HINT:  Guard its shards instead/s,
+			"attach of the $kind table refused (citus.enable_unsafe_triggers = $unsafe)");
+	}
+}
+is(join(' ', $citus->safe_psql_all(q{
+	SELECT count(*) FROM pg_trigger WHERE tgname ~ '^bloomguard'}), $citus->safe_psql_all(q{
+	SELECT count(*) FROM bloomguard_guards})),
+	'0 0 0 0 0 0', 'no trigger and no guard on any node, shell or shard');
+
+# a shard stays guardable: guard acc's shard on worker 1, from there
+my ($shard) = grep { $_->{node} == ($citus->workers)[0] } $citus->placements('acc');
+my $w1 = ($citus->workers)[0];
+$w1->safe_psql('postgres', "SELECT bloomguard_attach('$shard->{shard}')");
+is($w1->safe_psql('postgres', qq{
+	SELECT state FROM bloomguard_health WHERE relation = '$shard->{shard}'::regclass}),
+	'ready', 'a shard is guarded like any table');
+is($w1->safe_psql('postgres', qq{
+	SELECT count(*) FROM $shard->{shard} WHERE NOT guarded_exists('$shard->{shard}', id)}),
+	'0', 'the guarded shard finds every key it holds');
+
+# Citus's columnar access method: not the heap, never guarded; lookups
+# read the table
+$c->safe_psql('postgres', q{
+	CREATE EXTENSION IF NOT EXISTS citus_columnar;
+	CREATE TABLE col (id bigint PRIMARY KEY, v text) USING columnar;
+	INSERT INTO col SELECT g, 'c' FROM generate_series(1, 300) g;
+});
+my ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_attach('col')});
+like($err, qr/only the heap table access method is supported/, 'a columnar table is not guarded');
+is($c->safe_psql('postgres', q{
+	SELECT guarded_exists('col', 42::bigint)::text || guarded_exists('col', 420::bigint)::text}),
+	'truefalse', 'guarded_exists() on a columnar table reads it');
+
+# a guarded table made citus-local: Citus renames it to a shard, with its
+# trigger, and puts a trigger named bloomguard on the new, empty shell.
+# The shell is reported as unsupported, never as a trigger to adopt, and
+# its lookups answer as EXISTS
+$c->safe_psql('postgres', q{
+	CREATE TABLE g (id bigint PRIMARY KEY, v text);
+	INSERT INTO g SELECT x, 'g' FROM generate_series(1, 1000) x;
+	SELECT bloomguard_attach('g');
+	SELECT citus_add_local_table_to_metadata('g');
+});
+is($c->safe_psql('postgres', q{
+	SELECT state || ' ' || feed FROM bloomguard_health WHERE relation = 'g'::regclass}),
+	'unsupported in_place', 'the shell of a guarded table made citus-local is unsupported');
+like($c->safe_psql('postgres', q{
+	SELECT last_error FROM bloomguard_health WHERE relation = 'g'::regclass}),
+	qr/^Table "g" is a Citus local table: its rows are in its shard on the coordinator/,
+	'the health view says where its rows are');
+is($c->safe_psql('postgres', q{SELECT count(*) FROM bloomguard_health WHERE advice ~ 'adopt'}),
+	'0', 'no row of the health view advises adopting a trigger');
+is($c->safe_psql('postgres', join '', map { "SELECT guarded_exists('g', ${_}::bigint);\n" } (5, 1000, 1001)),
+	"t\nt\nf", 'guarded_exists() on the citus-local shell answers as EXISTS');
+($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_attach('g')});
+like($err, qr/because its rows are not in it/, 'following the old advice is refused');
+
+$citus->check_logs;
+$citus->stop;
+done_testing();
