@@ -5,7 +5,9 @@
 # EXISTS does, on the coordinator and on a worker, attach refuses every
 # kind of shell before it creates anything, with citus.enable_unsafe_triggers
 # on and off, and the health view never advises adopting a shell's
-# trigger.  The shards themselves are ordinary tables and stay guardable.
+# trigger.  The shards themselves are ordinary tables and stay guardable;
+# and Citus's local copies into them (CopyFrom() called directly, for the
+# shards on the coordinator) keep the trust rule (src/statement.c).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -21,6 +23,7 @@ if (my $why = bg_citus_skip_reason())
 	plan skip_all => $why;
 }
 
+# shards on the coordinator too, for the local copies below
 my $citus = BloomGuard::Citus->new(workers => 2, coordinator_shards => 1);
 my $c = $citus->coordinator;
 my @nodes = $citus->nodes;
@@ -130,6 +133,77 @@ is($c->safe_psql('postgres', join '', map { "SELECT guarded_exists('g', ${_}::bi
 	"t\nt\nf", 'guarded_exists() on the citus-local shell answers as EXISTS');
 ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_attach('g')});
 like($err, qr/because its rows are not in it/, 'following the old advice is refused');
+
+# Citus's local copies: in a transaction block, a COPY into a distributed
+# table (and an INSERT ... SELECT Citus pulls to the coordinator) writes
+# the rows of the coordinator's shards with CopyFrom() called directly,
+# which passes none of bloomguard's hooks.  A trigger on that shard that
+# looks up a row the same COPY wrote before must find it: no filter may be
+# trusted while its key waits for the end of the copy.
+my ($local) = grep { $_->{node} == $c } $citus->placements('acc');
+$c->safe_psql('postgres', qq{
+	SELECT bloomguard_attach('$local->{shard}');
+	CREATE FUNCTION must_exist(t regclass, x bigint) RETURNS bool LANGUAGE plpgsql AS \$\$
+	BEGIN
+		IF NOT guarded_exists(t, x) THEN
+			RAISE EXCEPTION 'row % of % is missing', x, t;
+		END IF;
+		RETURN true;
+	END \$\$;
+	CREATE FUNCTION check_prev() RETURNS trigger LANGUAGE plpgsql AS \$\$
+	BEGIN
+		IF NEW.id = current_setting('test.second')::bigint THEN
+			PERFORM must_exist(TG_RELID::regclass, current_setting('test.first')::bigint);
+		END IF;
+		RETURN NEW;
+	END \$\$;
+	SET citus.enable_manual_changes_to_shards = on;
+	CREATE TRIGGER check_prev BEFORE INSERT ON $local->{shard}
+		FOR EACH ROW EXECUTE FUNCTION check_prev();
+});
+is($c->safe_psql('postgres', qq{
+	SELECT state FROM bloomguard_health WHERE relation = '$local->{shard}'::regclass}),
+	'ready', "the coordinator's shard $local->{shard} is guarded");
+# pairs of new keys in that shard
+my @pairs = map { [ split /,/ ] } split /\n/, $c->safe_psql('postgres', qq{
+	WITH k AS (SELECT g, row_number() OVER (ORDER BY g) AS n FROM generate_series(100000, 101000) g
+	            WHERE get_shard_id_for_distribution_column('acc', g::bigint) = $local->{shardid})
+	SELECT a.g || ',' || b.g FROM k a JOIN k b ON b.n = a.n + 1 WHERE a.n IN (1, 3) ORDER BY a.n});
+my ($first, $second) = @{ $pairs[0] };
+($ret, $out, $err) = $c->psql('postgres', qq{
+	SET test.first = $first;
+	SET test.second = $second;
+	SET citus.log_local_commands = on;
+	BEGIN;
+	COPY acc FROM STDIN;
+$first	c
+$second	c
+\\.
+	COMMIT;
+});
+like($err, qr/executing the copy locally for shard $local->{shardid}/, 'the COPY was a local copy');
+unlike($err, qr/is missing/, 'a row of a COPY into the shell is found during the COPY');
+($first, $second) = @{ $pairs[1] };
+($ret, $out, $err) = $c->psql('postgres', qq{
+	SET test.first = $first;
+	SET test.second = $second;
+	SET citus.log_local_commands = on;
+	BEGIN;
+	INSERT INTO acc SELECT g, 'i' FROM unnest(ARRAY[$first, $second]::bigint[]) g;
+	COMMIT;
+});
+like($err, qr/executing the copy locally for shard $local->{shardid}/,
+	'the INSERT ... SELECT was a local copy');
+unlike($err, qr/is missing/, 'a row of an INSERT ... SELECT pulled to the coordinator is found');
+is($c->safe_psql('postgres', qq{
+	SELECT count(*) FROM acc WHERE id >= 100000}), '4', 'every row was written');
+# the shard's guard answers again afterwards, and missed no key
+is($c->safe_psql('postgres', qq{
+	SELECT count(*) FROM $local->{shard} WHERE NOT guarded_exists('$local->{shard}', id)}),
+	'0', "no key of the coordinator's shard is missing from its filter");
+is($c->safe_psql('postgres', qq{
+	SELECT bloomguard_check('$local->{shard}', -1::bigint)}),
+	'absent', 'the shard\'s filter is trusted again after the copies');
 
 $citus->check_logs;
 $citus->stop;
