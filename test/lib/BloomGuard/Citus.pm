@@ -121,6 +121,9 @@ sub _node
 	my ($self, $role) = @_;
 	my $node = bg_node("$self->{name}_$role", _conf($self->{extra}));
 
+	# Citus connects to its own node (shard moves, cleanup) at
+	# citus.local_hostname: the test nodes listen on a socket directory
+	$node->append_conf('postgresql.conf', sprintf("citus.local_hostname = '%s'\n", $node->host));
 	$node->start;
 	$node->safe_psql('postgres', q{CREATE EXTENSION citus; CREATE EXTENSION bloomguard;});
 	return $node;
