@@ -136,21 +136,25 @@ like($err, qr/because its rows are not in it/, 'following the old advice is refu
 
 # a guarded table distributed afterwards (Citus lets a table with
 # triggers be distributed only with citus.enable_unsafe_triggers on): its
-# rows move to the shards, and the guard left on the empty shell is
-# unsupported, never trusted; lookups answer as EXISTS
+# rows are copied to the shards (the shell's own copy stays on disk, no
+# longer visible to queries), and the guard left on the shell is
+# unsupported, never trusted; lookups answer as EXISTS, for a row deleted
+# and one inserted since
 $c->safe_psql('postgres', q{
 	CREATE TABLE d (id bigint PRIMARY KEY, v text);
 	INSERT INTO d SELECT x, 'd' FROM generate_series(1, 1000) x;
 	SELECT bloomguard_attach('d');
 	SET citus.enable_unsafe_triggers = on;
 	SELECT create_distributed_table('d', 'id', shard_count := 4, colocate_with := 'none');
+	DELETE FROM d WHERE id = 5;
+	INSERT INTO d VALUES (2000, 'd');
 });
 is($c->safe_psql('postgres', q{
 	SELECT state FROM bloomguard_health WHERE relation = 'd'::regclass}),
 	'unsupported', 'the guard left on a shell by create_distributed_table is unsupported');
-is($c->safe_psql('postgres', join '', map { "SELECT guarded_exists('d', ${_}::bigint);\n" } (5, 1000, 1001)),
-	"t\nt\nf", 'guarded_exists() on the distributed table answers as EXISTS');
-is($c->safe_psql('postgres', q{SELECT bloomguard_check('d', 5::bigint)}),
+is($c->safe_psql('postgres', join '', map { "SELECT guarded_exists('d', ${_}::bigint);\n" } (5, 6, 1001, 2000)),
+	"f\nt\nf\nt", 'guarded_exists() on the distributed table answers as EXISTS');
+is($c->safe_psql('postgres', q{SELECT bloomguard_check('d', 6::bigint)}),
 	'unknown', 'bloomguard_check() on it says unknown');
 
 # Citus's local copies: in a transaction block, a COPY into a distributed
