@@ -157,6 +157,17 @@ is($c->safe_psql('postgres', join '', map { "SELECT guarded_exists('d', ${_}::bi
 is($c->safe_psql('postgres', q{SELECT bloomguard_check('d', 6::bigint)}),
 	'unknown', 'bloomguard_check() on it says unknown');
 
+# what the health view advises works: detach, with unsafe triggers off,
+# removes the shell's guard and trigger and the copies Citus made on the
+# shards
+$c->safe_psql('postgres', q{SELECT bloomguard_detach('d')});
+is(join(' ', $citus->safe_psql_all(q{
+	SELECT count(*) FROM pg_trigger
+	 WHERE tgname ~ '^bloomguard' AND tgrelid::regclass::text ~ '^d(_[0-9]+)?$'})),
+	'0 0 0', 'detach removed the trigger from the shell and its shards, on every node');
+is($c->safe_psql('postgres', q{SELECT count(*) FROM bloomguard_health WHERE relation = 'd'::regclass}),
+	'0', 'and the guard');
+
 # Citus's local copies: in a transaction block, a COPY into a distributed
 # table (and an INSERT ... SELECT Citus pulls to the coordinator) writes
 # the rows of the coordinator's shards with CopyFrom() called directly,
