@@ -443,6 +443,18 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 
 	if (bg_feed_state(rel) != BG_FEED_MISSING)
 	{
+		int			gucnest = NewGUCNestLevel();
+
+		/*
+		 * A trigger left on a Citus distributed or reference table (the
+		 * health view's "unsupported"): Citus refuses DROP TRIGGER on one
+		 * unless citus.enable_unsafe_triggers is on, and then drops the
+		 * copies it made on the shards too.  On for this DROP only.
+		 */
+		if (bg_table_kind_citus(bg_table_kind(rel)))
+			(void) set_config_option("citus.enable_unsafe_triggers", "on",
+									 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+									 true, 0, false);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		/* not a coverage break: the filter goes away with the trigger */
@@ -460,6 +472,7 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		}
 		PG_END_TRY();
 		SPI_finish();
+		AtEOXact_GUC(true, gucnest);
 	}
 	bg_registry_delete(&relid, 1);
 	bg_forget_at_commit(relid);

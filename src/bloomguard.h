@@ -5,7 +5,10 @@
  *
  * Declarations are grouped by the file that defines them, from the bottom
  * floor up; a file calls only into files listed above it (module.c has
- * the module map).
+ * the module map).  It is one header of some 610 lines, not one per file,
+ * because the shared types (a guard's slot copy, a key's description)
+ * are used on every floor, and one list in floor order shows what each
+ * file offers the ones above it.
  *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
@@ -252,10 +255,27 @@ typedef struct BgKeyDesc
 #define BgKeyDescSize(nkeys) \
 	(offsetof(BgKeyDesc, cols) + (nkeys) * sizeof(BgKeyColumn))
 
+/*
+ * Where a table's rows are (tablekind.c): in the table itself, or
+ * elsewhere, in a kind bloomguard never guards or probes from C.
+ */
+typedef enum BgTableKind
+{
+	BG_TABLE_OWN_ROWS,			/* an ordinary heap table, or partitioned */
+	BG_TABLE_CITUS_DISTRIBUTED, /* Citus shells: the rows are in shards */
+	BG_TABLE_CITUS_REFERENCE,
+	BG_TABLE_CITUS_LOCAL,
+	BG_TABLE_CITUS_OTHER,		/* Citus, of a kind not recognised */
+	BG_TABLE_FOREIGN,
+	BG_TABLE_OTHER_AM,			/* a table of another access method */
+	BG_TABLE_NOT_TABLE			/* a view, sequence, ... */
+} BgTableKind;
+
 /* A backend's cached description of a table's key (keycache.c). */
 typedef struct BgKeyInfo
 {
 	Oid			relid;
+	BgTableKind kind;			/* where its rows are (tablekind.c) */
 	BgKeyDesc  *desc;			/* NULL: the table has no usable primary key */
 	BgKeyIdentity identity;		/* of desc */
 	TransactionId trigger_version;	/* the feed trigger's row (xmin), if any */
@@ -377,6 +397,13 @@ extern void bg_feed_init(void);
 extern void bg_feed_add(Relation rel, const uint64 *colhashes, int ncols, bool moved);
 extern void bg_feed_flush_rel(Oid relid);
 extern void bg_feed_flush_all(void);
+
+/* tablekind.c */
+extern BgTableKind bg_table_kind(Relation rel);
+extern BgTableKind bg_table_kind_by_oid(Oid relid);
+extern char *bg_table_kind_detail(BgTableKind kind, const char *name);
+extern bool bg_table_kind_citus(BgTableKind kind);
+extern bool bg_citus_present(void);
 
 /* pending.c */
 extern void bg_pending_init(void);

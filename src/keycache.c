@@ -9,7 +9,9 @@
  * each table's description here for the life of the backend, with what a
  * lookup compares against the guard along with it: the key's identity,
  * the version of the feed trigger's row (read by feedcheck.c when the
- * entry is built) and the table's guard slot reference.
+ * entry is built), the table's guard slot reference, and where its rows
+ * are (tablekind.c: a Citus shell's kind changes with a relcache
+ * invalidation, which Citus sends).
  *
  * Entries are invalidated by the relcache callback, which every DDL that
  * could change the key sends.  The callback only marks them: a running
@@ -191,6 +193,7 @@ bg_keyinfo_build(Relation rel)
 	MemoryContext oldcxt;
 	BgKeyInfo  *info;
 	BgKeyDesc  *desc;
+	BgTableKind kind = bg_table_kind(rel);
 
 	cxt = AllocSetContextCreate(bg_key_cxt, "bloomguard key description",
 								ALLOCSET_SMALL_SIZES);
@@ -211,6 +214,7 @@ bg_keyinfo_build(Relation rel)
 
 	info->cxt = cxt;
 	info->relid = RelationGetRelid(rel);
+	info->kind = kind;
 	info->desc = desc;
 	if (desc)
 		bg_keydesc_identity(desc, &info->identity);

@@ -10,6 +10,11 @@
  * and says "definitely absent" does it answer false without reading the
  * table.  Otherwise it reads the table (tablelookup.c).
  *
+ * A table whose rows are not in it (tablekind.c: a Citus shell, whose
+ * rows are in shards) is never probed from C and its filter, if it has
+ * one, is never trusted: the EXISTS query itself answers, and goes
+ * wherever the rows are.
+ *
  * For a role that row-level security applies to, the filter is not
  * consulted at all (trust.c says why): guarded_exists() runs the query
  * with the policies applied and counts a fallback, and bloomguard_check()
@@ -146,7 +151,8 @@ bg_lookup_route(BgLookup *lk)
 	if (leaf == NULL)
 		return;					/* dropped meanwhile: ask the partitioned table */
 	info = bg_keyinfo_acquire(leaf);
-	if (info->desc == NULL || info->desc->nkeys != lk->info->desc->nkeys)
+	if (info->desc == NULL || info->desc->nkeys != lk->info->desc->nkeys ||
+		info->kind != BG_TABLE_OWN_ROWS)
 	{
 		bg_keyinfo_release(info);
 		relation_close(leaf, NoLock);
@@ -178,6 +184,7 @@ bg_lookup_begin(FunctionCallInfo fcinfo, BgLookup *lk)
 	lk->kr = bg_call_key(fcinfo, lk->rel, lk->info->desc, &lk->cache,
 						 lk->args, lk->values);
 	if (lk->rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE &&
+		lk->info->kind == BG_TABLE_OWN_ROWS &&
 		lk->kr == BG_KEY_OK && !lk->rls && lk->info->desc->hashable &&
 		bg_partition_lookup == BG_PARTITION_LOOKUP_ROUTE)
 		bg_lookup_route(lk);
@@ -248,7 +255,8 @@ bg_lookup_source(BgLookup *lk)
 		bg_call_sql_params(lk->cache, desc, lk->args, params, types, collations);
 		return bg_sql_lookup(rel, desc, params, types, collations, true);
 	}
-	if (rel->rd_rel->relkind == RELKIND_RELATION && !lk->rls &&
+	if (rel->rd_rel->relkind == RELKIND_RELATION &&
+		lk->info->kind == BG_TABLE_OWN_ROWS && !lk->rls &&
 		!bg_lookup_children(lk))
 		return bg_index_probe(rel, desc, lk->values);
 	return bg_sql_lookup(rel, desc, lk->values, NULL, NULL, false);
@@ -344,6 +352,7 @@ guarded_exists(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(false);
 	}
 	if (lk.rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE && !lk.rls &&
+		lk.info->kind == BG_TABLE_OWN_ROWS &&
 		lk.kr == BG_KEY_OK && bg_partition_lookup == BG_PARTITION_LOOKUP_ASK_ALL)
 	{
 		found = bg_lookup_ask_all(&lk);

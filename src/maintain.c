@@ -199,8 +199,12 @@ bg_worker_build_attempt(BgGuardTodo *todo, int attempt)
 			const char *problem = bg_feed_problem(bg_feed_state(rel));
 			char	   *name = pstrdup(RelationGetRelationName(rel));
 			int64		capacity = 0;
+			BgTableKind kind = bg_table_kind(rel);
 
-			if (problem)
+			/* a Citus shell made of a guarded table: not an error, a fact */
+			if (kind != BG_TABLE_OWN_ROWS)
+				bg_worker_note(todo->relid, bg_table_kind_detail(kind, name), false);
+			else if (problem)
 				bg_worker_note(todo->relid, problem, false);
 			else if (RecoveryInProgress() &&
 					 rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)

@@ -23,6 +23,9 @@
  *	feedbuffer.c	this backend's buffer of keys the trigger collected, and
  *				when it is flushed into the filters (and the WAL)
  *	registry.c	the bloomguard_guards configuration table; ownership checks
+ *	tablekind.c	whether a table's rows are in the table itself: ordinary
+ *				heap tables, and the ones whose rows are elsewhere (foreign
+ *				tables, other access methods, Citus's shells)
  *	pending.c	what a transaction does to guards when it commits
  *	statement.c	which of this backend's own writes a lookup might see before
  *				their keys reach the filter

@@ -39,6 +39,7 @@
  * its plain index scan.
  *
  * Paths are wrapped only where the shortcut can be right:
+ *	- the table's rows are in it (tablekind.c: not a Citus shell);
  *	- the table is guarded (it has a slot) and bloomguard.transparent is
  *	  on.  Cached plans follow the guard: a build that puts a filter in
  *	  place (attach's, a rebuild, the worker's first build after a restart)
@@ -306,7 +307,7 @@ bg_rel_guardable(PlannerInfo *root, RelOptInfo *rel)
 	relation = table_open(rte->relid, NoLock);
 	info = bg_keyinfo_acquire(relation);
 	if (info->desc == NULL || !info->desc->hashable ||
-		bg_rls_applies(relation, true))
+		info->kind != BG_TABLE_OWN_ROWS || bg_rls_applies(relation, true))
 	{
 		bg_keyinfo_release(info);
 		info = NULL;

@@ -37,13 +37,17 @@
 /*
  * Error out unless rel is a kind of table bloomguard can guard: a heap
  * table without inheritance children, or a partitioned table (whose leaves
- * are each checked as tables, partition.c).
+ * are each checked as tables, partition.c), whose rows are in it
+ * (tablekind.c).  Attach checks this before it creates anything: with
+ * citus.enable_unsafe_triggers on, a trigger created on a Citus shell
+ * would be copied to every shard.
  */
 void
 bg_check_guardable(Relation rel)
 {
 	const char *name = RelationGetRelationName(rel);
 	bool		partitioned = false;
+	BgTableKind kind = bg_table_kind(rel);
 
 	switch (rel->rd_rel->relkind)
 	{
@@ -56,9 +60,16 @@ bg_check_guardable(Relation rel)
 			ereport(ERROR,
 					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 					 errmsg("cannot guard \"%s\"", name),
-					 errdetail("\"%s\" is not a table.", name),
+					 errdetail("%s", bg_table_kind_detail(kind, name)),
 					 errhint("bloomguard guards ordinary and partitioned tables by their primary key.")));
 	}
+	if (bg_table_kind_citus(kind))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot guard table \"%s\" because its rows are not in it", name),
+				 errdetail("%s", bg_table_kind_detail(kind, name)),
+				 errhint("Guard its shards instead: attach a guard to each shard table (%s_<shard id>, listed by citus_shards) on the node that holds it.",
+						 name)));
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

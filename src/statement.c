@@ -67,9 +67,20 @@
  *	  its kin), the table synchronization worker (CopyFrom() called
  *	  directly) and pglogical's apply: none passes the executor's hooks or
  *	  ProcessUtility, and all run with session_replication_role = replica;
+ *	- Citus (which must come first in shared_preload_libraries, so that
+ *	  its hooks run inside ours): a COPY FROM into a distributed,
+ *	  reference or citus-local table, and an INSERT ... SELECT it runs
+ *	  through the coordinator, reach our hooks as a statement on the empty
+ *	  shell, and Citus writes the rows into the shards on this node by
+ *	  calling CopyFrom() directly (DoLocalCopy(), local execution: in a
+ *	  transaction block, or when no connection to this node is free).
+ *	  Their events fire inside that CopyFrom(), before the statement ends,
+ *	  but no hook sees which shard they were for (test/t/025_citus.pl);
  *	- nothing else writes rows into a table that has triggers (CREATE
  *	  TABLE AS and REFRESH MATERIALIZED VIEW write new relations, ALTER
- *	  TABLE's and CLUSTER's rewrites copy rows whose keys are fed already).
+ *	  TABLE's and CLUSTER's rewrites copy rows whose keys are fed already;
+ *	  Citus's shard copies, LocalCopyToShard() among them, fill new
+ *	  placements before Citus creates their triggers).
  *
  * What is tracked.  The hooks below keep a list of writers, each with the
  * command id its rows get, the tables it writes into, and the number of
@@ -90,13 +101,22 @@
  *	  once per parent row);
  *	- a COPY FROM, from ProcessUtility's start to its end, marked frozen
  *	  when it has a FREEZE option;
+ *	- a writer that may write rows into tables it does not name is marked
+ *	  "anywhere": a statement of the executor whose targets include a
+ *	  table whose rows are elsewhere (tablekind.c: a Citus shell, a
+ *	  foreign table) or that names no target, and every COPY FROM in a
+ *	  database where Citus is installed (the COPY's table is not locked
+ *	  yet when we look, so whether it is a shell could change before
+ *	  Citus looks);
  *	- an aborted subtransaction's writers are dropped, and the levels it
  *	  opened closed, as trigger.c does; everything is dropped at the end of
  *	  the transaction.
  *
  * The rule (bg_own_writes_fed): a lookup of T under S may trust T's filter
  * unless a writer on the list writes rows into T (or into an ancestor of
- * T, below) with a command id below S->curcid, or marked frozen.  With
+ * T, below) with a command id below S->curcid, or marked frozen, or a
+ * writer marked anywhere is on the list (its rows' command ids are not
+ * its own: Citus's CopyFrom() takes a new one).  With
  * more writers than the list holds, no lookup trusts a filter until the
  * extra ones are done.  And trust.c trusts no filter while
  * session_replication_role = replica, which covers the writers that pass
@@ -117,9 +137,11 @@
  * trigger or function fired by its writes), with session_replication_role
  * = replica, and does not trust.  (A SECURITY DEFINER function of a
  * superuser that sets the role back to origin is outside this argument.)
- * Otherwise W was on the list from its start, and either its events have
- * fired, so the row's key is fed, or W is still on the list, with c below
- * S->curcid or frozen, and the lookup does not trust.  The cases of the
+ * Otherwise W was on the list from its start (for Citus's local copies,
+ * W is the statement on the shell, marked anywhere), and either its
+ * events have fired, so the row's key is fed, or W is still on the list,
+ * with c below S->curcid, frozen or anywhere, and the lookup does not
+ * trust.  The cases of the
  * list above show that W leaves the list only after its events fired.
  *
  * The trigger does not set bits itself: it appends the key to this
@@ -164,7 +186,7 @@
  * with the replica rule or the waiting of referential actions taken out,
  * sql/cascade.sql's triggers and test/t/016's trip it.
  *
- * Why this is one file of some 730 lines: 170 of them are the argument
+ * Why this is one file of some 790 lines: 200 of them are the argument
  * above, and the code is the executor and utility hooks that keep the
  * stack of running writers plus the one question trust.c asks of it
  * (bg_own_writes_fed()).  Split, the argument would sit apart from the
@@ -179,6 +201,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
+#include "catalog/pg_class.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
@@ -204,6 +227,8 @@ typedef struct BgWriter
 	int			nestlevel;		/* transaction nesting level */
 	int			level;			/* trigger levels open when it began */
 	bool		frozen;			/* COPY FREEZE: every snapshot sees its rows */
+	bool		anywhere;		/* may write rows into tables it does not
+								 * name, with command ids not its own */
 	List	   *relids;			/* the tables it writes rows into */
 } BgWriter;
 
@@ -255,7 +280,8 @@ bg_statement_writes(QueryDesc *queryDesc)
  * begun.  relids lives as long as the statement.
  */
 static void
-bg_writer_push(const void *owner, CommandId cid, List *relids, bool frozen)
+bg_writer_push(const void *owner, CommandId cid, List *relids, bool frozen,
+			   bool anywhere)
 {
 	BgWriter   *w;
 
@@ -271,6 +297,7 @@ bg_writer_push(const void *owner, CommandId cid, List *relids, bool frozen)
 	w->nestlevel = GetCurrentTransactionNestLevel();
 	w->level = bg_nlevels;
 	w->frozen = frozen;
+	w->anywhere = anywhere;
 	w->relids = relids;
 }
 
@@ -337,7 +364,7 @@ bg_writer_defer(const void *owner)
 
 		if (other->owner == NULL && other->level == w->level &&
 			other->nestlevel == w->nestlevel && !other->frozen && !w->frozen &&
-			equal(other->relids, w->relids))
+			other->anywhere == w->anywhere && equal(other->relids, w->relids))
 		{
 			other->cid = Min(other->cid, w->cid);
 			bg_writer_remove(i);
@@ -417,21 +444,34 @@ bg_level_pop(QueryDesc *queryDesc)
 	bg_nlevels--;
 }
 
-/* The tables a planned statement writes rows into (see the file header). */
+/*
+ * The tables a planned statement writes rows into (see the file header);
+ * *anywhere is set if it may write rows into tables it does not name: it
+ * names no table, or one whose rows are elsewhere (tablekind.c: a Citus
+ * shell, whose rows Citus may copy into local shards with CopyFrom).
+ */
 static List *
-bg_statement_targets(QueryDesc *queryDesc)
+bg_statement_targets(QueryDesc *queryDesc, bool *anywhere)
 {
 	PlannedStmt *stmt = queryDesc->plannedstmt;
 	List	   *relids = NIL;
 	ListCell   *lc;
 
+	*anywhere = false;
 	foreach(lc, stmt->resultRelations)
 	{
 		RangeTblEntry *rte = rt_fetch(lfirst_int(lc), stmt->rtable);
 
-		if (rte->rtekind == RTE_RELATION)
-			relids = list_append_unique_oid(relids, rte->relid);
+		if (rte->rtekind != RTE_RELATION)
+			continue;
+		relids = list_append_unique_oid(relids, rte->relid);
+		/* the executor holds a lock on it: its kind is current */
+		if (rte->relkind == RELKIND_FOREIGN_TABLE ||
+			bg_table_kind_by_oid(rte->relid) != BG_TABLE_OWN_ROWS)
+			*anywhere = true;
 	}
+	if (relids == NIL)
+		*anywhere = true;
 	return relids;
 }
 
@@ -458,10 +498,12 @@ bg_ExecutorStart(QueryDesc *queryDesc, int eflags)
 	if (bg_statement_writes(queryDesc))
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(queryDesc->estate->es_query_cxt);
-		List	   *relids = bg_statement_targets(queryDesc);
+		bool		anywhere;
+		List	   *relids = bg_statement_targets(queryDesc, &anywhere);
 
 		MemoryContextSwitchTo(oldcxt);
-		bg_writer_push(queryDesc, queryDesc->estate->es_output_cid, relids, false);
+		bg_writer_push(queryDesc, queryDesc->estate->es_output_cid, relids, false,
+					   anywhere);
 	}
 }
 
@@ -549,8 +591,15 @@ bg_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree
 		/* an unknown table: COPY will say so; trust nothing meanwhile */
 		if (OidIsValid(relid))
 			relids = list_make1_oid(relid);
+
+		/*
+		 * With Citus, a COPY may write into local shards it does not name
+		 * (see the file header).  The table is not locked yet, so whether
+		 * it is one of Citus's could change before Citus looks: any COPY
+		 * of a database with Citus counts.
+		 */
 		bg_writer_push(pstmt, GetCurrentCommandId(false), relids,
-					   bg_copy_freezes(copy));
+					   bg_copy_freezes(copy), bg_citus_present());
 		if (!OidIsValid(relid))
 			bg_writers_overflow++;
 	}
@@ -639,7 +688,7 @@ bg_statement_init(void)
 /*
  * Does a writer on the list write rows into relid, or into an ancestor of
  * it, with a command id below curcid or frozen (InvalidCommandId: any
- * writer)?
+ * writer), or may it write anywhere?
  */
 static bool
 bg_written_into(Oid relid, CommandId curcid)
@@ -652,6 +701,11 @@ bg_written_into(Oid relid, CommandId curcid)
 
 	for (i = 0; i < bg_nwriters && !result; i++)
 	{
+		if (bg_writers[i].anywhere)
+		{
+			result = true;
+			break;
+		}
 		if (bg_writers[i].cid >= curcid && !bg_writers[i].frozen)
 			continue;
 		if (list_member_oid(bg_writers[i].relids, relid))

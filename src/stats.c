@@ -15,6 +15,11 @@
  * one of its columns).  Fill is maintained by the adders (bits_set), so
  * the view never scans a filter, and it never waits for a table lock.
  *
+ * A guard or a feed trigger on a table whose rows are not in it
+ * (tablekind.c: a Citus shell, a foreign table) is in state "unsupported",
+ * with last_error saying where the rows are: such a filter is never
+ * trusted, and adopting or rebuilding it would not help.
+ *
  * bloomguard_guard_stats() is the same for version 1.0 of the SQL
  * interface, whose view computes the gauges itself: a server that runs
  * this library before ALTER EXTENSION bloomguard UPDATE keeps working.
@@ -176,8 +181,17 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	bool		full = false;
 	int64		capacity = nf ? (reg ? reg->capacity : 0) : (int64) c->capacity;
 	const char *state;
+	BgTableKind kind = bg_table_kind_by_oid(relid);
+	char	   *unsupported = NULL;
 
-	if (!bg_trust_enabled())
+	if (kind != BG_TABLE_OWN_ROWS)
+	{
+		/* never trusted, never built: say so, and never advise adopting */
+		state = "unsupported";
+		unsupported = psprintf("%s bloomguard does not guard it: remove its trigger and guard with bloomguard_detach().",
+							   bg_table_kind_detail(kind, get_rel_name(relid)));
+	}
+	else if (!bg_trust_enabled())
 		state = "disabled";
 	else if (OidIsValid(c->relid))
 		state = bg_state_name(c->state);
@@ -231,7 +245,10 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	PUT(COL_BUILD_SECONDS, Float8GetDatum(c->guard.build_seconds), c->guard.built_at == 0);
 	PUT(COL_BUILD_WORKERS, Int32GetDatum(c->guard.build_workers), c->guard.built_at == 0);
 	PUT(COL_BUILDER_PID, Int32GetDatum(c->builder_pid), c->builder_pid == 0);
-	PUT(COL_LAST_ERROR, CStringGetTextDatum(c->last_error), c->last_error[0] == '\0');
+	if (unsupported)
+		PUT(COL_LAST_ERROR, CStringGetTextDatum(unsupported), false);
+	else
+		PUT(COL_LAST_ERROR, CStringGetTextDatum(c->last_error), c->last_error[0] == '\0');
 	PUT(COL_STATS_RESET, TimestampTzGetDatum(c->stats_reset), !OidIsValid(c->relid));
 	PUT(COL_MEMORY_IN_USE, Int64GetDatum((int64) bg_memory_in_use()), false);
 	PUT(COL_MAX_MEMORY, Int64GetDatum((int64) bg_memory_cap()), false);
@@ -343,9 +360,14 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 
 			foreach(r, registry)
 				registered |= ((BgRegistryEntry *) lfirst(r))->relid == relid;
-			/* a partitioned table's trigger has clones: its leaves have the rows */
-			if (registered || bg_slot_copy_rel(relid, &copy) ||
-				get_rel_relkind(relid) != RELKIND_RELATION || !bg_may_see(relid))
+			/*
+			 * A partitioned table's trigger has clones: its leaves have the
+			 * rows.  A table whose rows are elsewhere (a Citus shell, a
+			 * foreign table) has a row, in state unsupported.
+			 */
+			if (registered || bg_slot_copy_rel(relid, &copy) || !bg_may_see(relid) ||
+				(get_rel_relkind(relid) != RELKIND_RELATION &&
+				 bg_table_kind_by_oid(relid) == BG_TABLE_OWN_ROWS))
 				continue;
 			memset(&copy, 0, sizeof(copy));
 			copy.relid = InvalidOid;

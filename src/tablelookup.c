@@ -9,7 +9,8 @@
  *
  *	- bg_index_probe(): a primary key index probe from C under the active
  *	  snapshot, like an index-only scan.  Used when it gives the query's
- *	  answer: an ordinary table without inheritance children and without
+ *	  answer: an ordinary heap table whose rows are in it (tablekind.c:
+ *	  not a Citus shell), without inheritance children and without
  *	  row-level security for this role, and key values of the key's types.
  *	- bg_sql_lookup(): the EXISTS query itself through SPI, with the
  *	  caller's snapshot and privileges, so row-level security and

@@ -12,7 +12,8 @@
  *	- on a hot standby, the standby knows that the primary writes every
  *	  key to the WAL (bloomguard.wal_log: wal.c has the argument), and the
  *	  table is not unlogged;
- *	- the table is a plain table, with no inheritance children;
+ *	- the table is a plain table, with no inheritance children, and its
+ *	  rows are in it (tablekind.c: not a Citus shell);
  *	- the guard's state is READY and the key identity stored with the
  *	  filter still matches the table's primary key;
  *	- the feed trigger is in place, as attach made it, enabled ALWAYS, and
@@ -159,7 +160,7 @@ bg_filter_trusted(Relation rel, const BgKeyInfo *info, Snapshot snap,
 {
 	if (children)
 		*children = false;
-	if (rel->rd_rel->relkind != RELKIND_RELATION)
+	if (rel->rd_rel->relkind != RELKIND_RELATION || info->kind != BG_TABLE_OWN_ROWS)
 		return false;
 	/* a caller that needs the answer anyway has it looked up first */
 	if (children && (*children = bg_has_children(rel)))

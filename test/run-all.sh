@@ -11,6 +11,9 @@
 #   test/run-all.sh --no-bench       # without the benchmark smoke run
 #   BG_PACKAGE=0 test/run-all.sh     # without the Debian package suite
 #                                    # (test/package.sh; root only)
+#   BG_CITUS=0 test/run-all.sh       # without the Citus suite (Citus
+#                                    # built by test/citus-build.sh; with
+#                                    # --assert only if BG_CITUS=1)
 #   test/run-all.sh --all-versions   # 15 here, 17 and 18 in Debian roots,
 #                                    # 15 with assertions (test/matrix.sh)
 #   PG_CONFIG=$(test/assert-build.sh) test/run-all.sh --no-bench --assert
@@ -115,7 +118,34 @@ run_suite regress "make -s PG_CONFIG='$PG_CONFIG' installcheck-regress &&
 	perl test/check-logs.pl log/postmaster.log expected"
 run_suite isolation "make -s PG_CONFIG='$PG_CONFIG' installcheck-isolation &&
 	perl test/check-logs.pl output_iso/log/postmaster.log test/isolation/expected"
-run_suite tap "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap"
+# the TAP tests but Citus's (test/t/*citus*.pl: the citus suite below)
+tap_tests=$(cd "$work" && ls test/t/*.pl | grep -v citus | tr '\n' ' ')
+run_suite tap "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap PROVE_TESTS='$tap_tests'"
+# Citus (test/citus-build.sh builds it from the archives in $BG_CITUS_SRC,
+# default /work/shared/vendor/citus, caches the build under
+# /var/cache/bloomguard-test and installs it into this PostgreSQL), then
+# its TAP tests, a coordinator and two workers (test/t/*citus*.pl).  Where
+# no archive supports this PostgreSQL, or they are not there, the suite is
+# not run and says why (as test/t/025_citus.pl does when run alone).
+# BG_CITUS=0 leaves it out; with --assert it is left out unless BG_CITUS=1
+# (the host's row runs it: a first build of Citus takes about ten minutes
+# on two cores, which the assert-enabled row would pay again)
+t0=$(date +%s)
+if [ "${BG_CITUS:-$((1 - assert))}" = 0 ]; then
+	bg_log "suite: citus not run (BG_CITUS=${BG_CITUS:-0}$([ "$assert" = 1 ] && echo ', --assert'))"
+else
+	citus_rc=0
+	PG_CONFIG=$PG_CONFIG bash "$top/test/citus-build.sh" >/dev/null || citus_rc=$?
+	case $citus_rc in
+	0) run_suite citus "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap PROVE_TESTS='test/t/*citus*.pl'" ;;
+	3) bg_log "suite: citus NOT RUN: Citus could not be built for this PostgreSQL (see above)" ;;
+	*)
+		failed=$((failed + 1))
+		failed_names="$failed_names citus-build"
+		;;
+	esac
+	bg_log "citus: $(($(date +%s) - t0)) s"
+fi
 # the Debian package (test/package.sh): built for this PostgreSQL, then
 # installed in a new minimal Debian 12 root, with the demo and the
 # package's autopkgtest run there.  Only as root, with Debian's own
