@@ -6,7 +6,8 @@
 -- planner path and again with bloomguard.transparent off ("same" must be
 -- true everywhere); a generic plan is compared with the same statement
 -- prepared and first run with bloomguard.transparent off (no node).  On
--- 4728bac each query of section 1 but the last two crashed the server.
+-- 4728bac each query of section 1 but the last two crashed the server, and
+-- each error of sections 2 and 3 with the key absent or NULL was missing.
 CREATE EXTENSION bloomguard;
 \i sql/include/path_vs_plain.sql
 
@@ -86,6 +87,108 @@ RESET enable_mergejoin;
 DEALLOCATE gt_flag;
 DEALLOCATE gt_two;
 DEALLOCATE gt_lat;
+
+-- 2. Run-time keys besides the key's.  The index scan evaluates every one
+-- of its run-time keys (a comparison value that is not a constant) before
+-- its first row; the node evaluates all of them before it asks the filter,
+-- so an error of any of them is raised whether the key is present, absent
+-- or NULL.  An expression of the parameters: the wrapped scan is started
+-- with the node, and computes its keys first.
+PREPARE gt_div(int, int) AS SELECT v FROM gt WHERE id = $1 AND id < 100 / $2;
+SELECT explain_guard('EXECUTE gt_div(4, 1)');
+EXECUTE gt_div(999999, 0);
+EXECUTE gt_div(NULL, 0);
+EXECUTE gt_div(4, 0);
+EXECUTE gt_div(4, 1);
+SELECT explain_guard('EXECUTE gt_div(5, 1)', true);
+-- an initplan's value (a Param the first evaluation computes): the node
+-- evaluates it as the scan would, and still skips the scan's start-up for
+-- an absent key
+PREPARE gt_sub(int, int) AS SELECT v FROM gt WHERE id = $1 AND id < (SELECT 100 / $2);
+SELECT explain_guard('EXECUTE gt_sub(5, 1)', true);
+EXECUTE gt_sub(999999, 0);
+EXECUTE gt_sub(NULL, 0);
+EXECUTE gt_sub(4, 0);
+EXECUTE gt_sub(4, 1);
+-- a nested loop's inner side, each outer key absent: the second rescan's
+-- other key divides by zero
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT explain_guard('SELECT b.x, s.v FROM (VALUES (5), (7)) b(x)
+                        CROSS JOIN LATERAL (SELECT v FROM gt WHERE id = b.x AND id < 100 / (b.x - 7)) s');
+SELECT b.x, s.v FROM (VALUES (5), (7)) b(x)
+  CROSS JOIN LATERAL (SELECT v FROM gt WHERE id = b.x AND id < 100 / (b.x - 7)) s;
+SELECT b.x, s.v FROM (VALUES (5::int), (NULL)) b(x)
+  CROSS JOIN LATERAL (SELECT v FROM gt WHERE id = b.x AND id < 100 / coalesce(b.x - 5, 0)) s;
+-- the same without the node
+SET bloomguard.transparent = off;
+PREPARE gt_div_plain(int, int) AS SELECT v FROM gt WHERE id = $1 AND id < 100 / $2;
+PREPARE gt_sub_plain(int, int) AS SELECT v FROM gt WHERE id = $1 AND id < (SELECT 100 / $2);
+SELECT explain_guard('EXECUTE gt_div_plain(4, 1)');
+EXECUTE gt_div_plain(999999, 0);
+EXECUTE gt_div_plain(NULL, 0);
+EXECUTE gt_div_plain(4, 0);
+EXECUTE gt_div_plain(4, 1);
+EXECUTE gt_sub_plain(999999, 0);
+EXECUTE gt_sub_plain(NULL, 0);
+EXECUTE gt_sub_plain(4, 1);
+SELECT b.x, s.v FROM (VALUES (5), (7)) b(x)
+  CROSS JOIN LATERAL (SELECT v FROM gt WHERE id = b.x AND id < 100 / (b.x - 7)) s;
+SELECT b.x, s.v FROM (VALUES (5::int), (NULL)) b(x)
+  CROSS JOIN LATERAL (SELECT v FROM gt WHERE id = b.x AND id < 100 / coalesce(b.x - 5, 0)) s;
+RESET bloomguard.transparent;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+DEALLOCATE ALL;
+
+-- 3. Start-up checks.  The wrapped scan's start-up checks the EXECUTE
+-- privilege of every function it compiles: its conditions' operators (of
+-- the index scan's original conditions; of the index-only scan's recheck)
+-- and what its target list computes (here a function of a left join's
+-- nullable side, evaluated at the scan).  Where the node skips that
+-- start-up for an absent key it makes the same checks, or starts the scan
+-- at once: a role that may not execute them gets the plain plan's error
+-- whatever the filter answers.  Plans made by the owner, run by a role.
+CREATE FUNCTION gt_f(t text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS 'BEGIN RETURN t || ''!''; END';
+REVOKE EXECUTE ON FUNCTION gt_f(text) FROM PUBLIC;
+CREATE ROLE regress_gt_noexec;
+GRANT SELECT ON gt TO regress_gt_noexec;
+PREPARE gt_acl(bigint) AS SELECT v FROM gt WHERE id = $1;
+PREPARE gt_acl_ios(bigint) AS SELECT id FROM gt WHERE id = $1;
+PREPARE gt_phv(int) AS SELECT o.x, s.fv FROM (VALUES (1)) o(x)
+  LEFT JOIN (SELECT id, coalesce(gt_f(v), 'z') AS fv FROM gt WHERE id = $1) s ON true;
+SELECT explain_guard('EXECUTE gt_acl(5)');
+SELECT explain_guard('EXECUTE gt_acl_ios(5)');
+SELECT explain_guard('EXECUTE gt_phv(5)');
+SELECT explain_guard('EXECUTE gt_acl(5)', true);
+SELECT explain_guard('EXECUTE gt_phv(5)', true);
+SET bloomguard.transparent = off;
+PREPARE gt_acl_plain(bigint) AS SELECT v FROM gt WHERE id = $1;
+PREPARE gt_phv_plain(int) AS SELECT o.x, s.fv FROM (VALUES (1)) o(x)
+  LEFT JOIN (SELECT id, coalesce(gt_f(v), 'z') AS fv FROM gt WHERE id = $1) s ON true;
+EXECUTE gt_acl_plain(5);
+EXECUTE gt_phv_plain(5);
+RESET bloomguard.transparent;
+-- int48eq is the operator of int4 = int8
+REVOKE EXECUTE ON FUNCTION int48eq(int4, int8) FROM PUBLIC;
+SET ROLE regress_gt_noexec;
+EXECUTE gt_acl(5);
+EXECUTE gt_acl(4);
+EXECUTE gt_acl_ios(5);
+EXECUTE gt_acl_plain(5);
+EXECUTE gt_phv(5);
+EXECUTE gt_phv(4);
+EXECUTE gt_phv_plain(5);
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION int48eq(int4, int8) TO PUBLIC;
+SET ROLE regress_gt_noexec;
+EXECUTE gt_acl(5);
+EXECUTE gt_acl_ios(4);
+RESET ROLE;
+DEALLOCATE ALL;
+REVOKE SELECT ON gt FROM regress_gt_noexec;
+DROP ROLE regress_gt_noexec;
+DROP FUNCTION gt_f(text);
 RESET plan_cache_mode;
 
 RESET enable_bitmapscan;
