@@ -59,8 +59,6 @@ SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SELECT explain_guard('SELECT g, s.v FROM generate_series(3, 6) g
                         LEFT JOIN LATERAL (SELECT v FROM gt WHERE id = g AND now() > ''2000-01-01'') s ON true');
-SELECT explain_guard('SELECT g, s.v FROM generate_series(3, 6) g
-                        LEFT JOIN LATERAL (SELECT v FROM gt WHERE id = 4 AND current_user <> ''app'') s ON true');
 PREPARE gt_lat(bool) AS
   SELECT string_agg(g || ':' || coalesce(s.v, '-'), ',' ORDER BY g) FROM generate_series(3, 6) g
     LEFT JOIN LATERAL (SELECT v FROM gt WHERE id = g AND $1) s ON true;
@@ -105,7 +103,8 @@ SELECT explain_guard('EXECUTE gt_div(5, 1)', true);
 -- evaluates it as the scan would, and still skips the scan's start-up for
 -- an absent key
 PREPARE gt_sub(int, int) AS SELECT v FROM gt WHERE id = $1 AND id < (SELECT 100 / $2);
-SELECT explain_guard('EXECUTE gt_sub(5, 1)', true);
+-- (the InitPlan's lines differ between versions)
+SELECT e FROM explain_guard('EXECUTE gt_sub(5, 1)', true) e WHERE e !~ 'InitPlan|Result';
 EXECUTE gt_sub(999999, 0);
 EXECUTE gt_sub(NULL, 0);
 EXECUTE gt_sub(4, 0);
