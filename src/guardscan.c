@@ -322,8 +322,8 @@ bg_guard_find_scan_keys(BgGuardScanState *gs, List *exprs)
 }
 
 /*
- * Is expr (stripped) one of the key values?  Returns its key column, or -1.
- * With col >= 0, only that column's value counts.
+ * Is expr (stripped) the value of key column col, or, with col -1, of any?
+ * Returns its key column, or -1.
  */
 static int
 bg_guard_key_value(Node *expr, List *exprs, int col)
@@ -345,10 +345,9 @@ bg_guard_key_value(Node *expr, List *exprs, int col)
 /*
  * Check, as the wrapped scan's start-up would when it compiles this index
  * condition (ExecInitFunc(), and ExecInitExprRec() for = ANY), the EXECUTE
- * privilege of its function, and call the object access hook.  False: the
- * condition is of another kind, not of the lazy shape.
+ * privilege of its function, and call the object access hook.
  */
-static bool
+static void
 bg_guard_check_functions(Node *qual)
 {
 	Oid			funcs[2] = {InvalidOid, InvalidOid};
@@ -361,8 +360,6 @@ bg_guard_check_functions(Node *qual)
 		funcs[0] = ((ScalarArrayOpExpr *) qual)->opfuncid;
 		funcs[1] = ((ScalarArrayOpExpr *) qual)->hashfuncid;
 	}
-	else if (!IsA(qual, NullTest))
-		return false;
 	for (i = 0; i < 2; i++)
 	{
 		AclResult	aclresult;
@@ -374,8 +371,10 @@ bg_guard_check_functions(Node *qual)
 			aclcheck_error(aclresult, OBJECT_FUNCTION, get_func_name(funcs[i]));
 		InvokeFunctionExecuteHook(funcs[i]);
 	}
-	return true;
 }
+
+/* index conditions of a scan of the lazy shape, at most */
+#define BG_LAZY_MAX_QUALS 32
 
 /*
  * Is the wrapped scan of the lazy shape (see the file header)?  If so, set
@@ -391,8 +390,11 @@ bg_guard_lazy_shape(BgGuardScanState *gs, Plan *wrapped, List *exprs)
 {
 	List	   *quals;
 	List	   *origs;
-	List	   *values = NIL;
-	List	   *cols = NIL;
+	Node	   *values[BG_LAZY_MAX_QUALS];	/* NULL: no run-time key */
+	int			keyof[BG_LAZY_MAX_QUALS];	/* the key column it is the value
+											 * of, or -1 */
+	int			nquals;
+	int			nkeys = gs->info->desc->nkeys;
 	ListCell   *lq;
 	ListCell   *lo;
 	ListCell   *lc;
@@ -419,87 +421,62 @@ bg_guard_lazy_shape(BgGuardScanState *gs, Plan *wrapped, List *exprs)
 		quals = ((IndexOnlyScan *) wrapped)->indexqual;
 		origs = ((IndexOnlyScan *) wrapped)->recheckqual;
 	}
-	if (list_length(quals) != list_length(origs))
+	nquals = list_length(quals);
+	if (nquals != list_length(origs) || nquals > BG_LAZY_MAX_QUALS)
 		return false;
 
 	/* the shape first: nothing is checked or compiled for another one */
-	foreach(lq, quals)
+	j = 0;
+	forboth(lq, quals, lo, origs)
 	{
 		Node	   *qual = (Node *) lfirst(lq);
-		Node	   *value;
+		Node	   *orig = (Node *) lfirst(lo);
+		Node	   *value = NULL;
 		Node	   *bare;
 		int			col = -1;
 
-		if (IsA(qual, NullTest))
-		{
-			values = lappend(values, NULL);
-			cols = lappend_int(cols, -1);
-			continue;
-		}
+		values[j] = NULL;
+		keyof[j] = -1;
+		if (!IsA(orig, OpExpr) && !IsA(orig, ScalarArrayOpExpr) && !IsA(orig, NullTest))
+			return false;
 		if (IsA(qual, OpExpr) && list_length(((OpExpr *) qual)->args) == 2)
 		{
-			/* the index column compared, for a key value's own run-time key */
+			/* the index column compared: a key value's own condition */
 			bare = bg_guard_strip(linitial(((OpExpr *) qual)->args));
-			if (IsA(bare, Var))
+			if (IsA(bare, Var) && ((Var *) bare)->varattno <= nkeys)
 				col = ((Var *) bare)->varattno - 1;
 			value = lsecond(((OpExpr *) qual)->args);
 		}
 		else if (IsA(qual, ScalarArrayOpExpr))
-		{
-			/* an array: never a key value's */
-			col = -2;
-			value = lsecond(((ScalarArrayOpExpr *) qual)->args);
-		}
-		else
+			value = lsecond(((ScalarArrayOpExpr *) qual)->args);	/* an array */
+		else if (!IsA(qual, NullTest))
 			return false;
 		/* ExecIndexBuildScanKeys() strips one relabelling */
-		if (IsA(value, RelabelType))
+		if (value != NULL && IsA(value, RelabelType))
 			value = (Node *) ((RelabelType *) value)->arg;
-		if (IsA(value, Const))
+		if (value != NULL && !IsA(value, Const))
 		{
-			values = lappend(values, NULL);
-			cols = lappend_int(cols, -1);
-			continue;
+			bare = bg_guard_strip(value);
+			/* the key column's own value, or another column's Param */
+			if (col >= 0)
+				keyof[j] = bg_guard_key_value(bare, exprs, col);
+			if (keyof[j] < 0 && !IsA(bare, Param))
+				return false;
+			values[j] = value;
 		}
-		bare = bg_guard_strip(value);
-		if (!IsA(bare, Param) && bg_guard_key_value(bare, exprs, -1) < 0)
-			return false;
-		values = lappend(values, value);
-		cols = lappend_int(cols, col);
-	}
-	foreach(lo, origs)
-	{
-		Node	   *orig = (Node *) lfirst(lo);
-
-		if (!IsA(orig, OpExpr) && !IsA(orig, ScalarArrayOpExpr) && !IsA(orig, NullTest))
-			return false;
+		j++;
 	}
 
 	/* every key value that is not a Const is one of the run-time keys */
-	for (i = 0; i < gs->info->desc->nkeys; i++)
-		gs->keys[i].pos = -1;
-	for (i = 0; i < gs->info->desc->nkeys; i++)
+	for (i = 0; i < nkeys; i++)
 	{
-		Node	   *value = bg_guard_strip((Node *) list_nth(exprs, i));
-		int			n;
-
-		if (IsA(value, Const))
+		gs->keys[i].pos = -1;
+		if (IsA(bg_guard_strip((Node *) list_nth(exprs, i)), Const))
 			continue;
-		/* the key column's own condition, or else any with the same value */
-		for (n = 0; n < 2 && gs->keys[i].pos < 0; n++)
+		for (j = 0; j < nquals && gs->keys[i].pos < 0; j++)
 		{
-			j = 0;
-			forboth(lq, values, lc, cols)
-			{
-				if (lfirst(lq) != NULL && lfirst_int(lc) != -2 &&
-					(n == 1 || lfirst_int(lc) == i) &&
-					equal(bg_guard_strip((Node *) lfirst(lq)), value))
-				{
-					gs->keys[i].pos = j;
-					break;
-				}
-				j++;
-			}
+			if (keyof[j] == i)
+				gs->keys[i].pos = j;
 		}
 		if (gs->keys[i].pos < 0)
 			return false;
@@ -510,36 +487,27 @@ bg_guard_lazy_shape(BgGuardScanState *gs, Plan *wrapped, List *exprs)
 	 * its comparison value (ExecInitExpr() checks the value's functions).
 	 * The run-time keys are numbered as the scan numbers them.
 	 */
-	gs->vexprs = palloc0(sizeof(ExprState *) * list_length(values));
+	gs->vexprs = palloc(sizeof(ExprState *) * Max(nquals, 1) +
+						MAXALIGN(sizeof(Datum) * Max(nquals, 1)) +
+						sizeof(bool) * Max(nquals, 1));
+	gs->vvalues = (Datum *) ((char *) gs->vexprs + sizeof(ExprState *) * Max(nquals, 1));
+	gs->vnulls = (bool *) ((char *) gs->vvalues + MAXALIGN(sizeof(Datum) * Max(nquals, 1)));
 	gs->nvalues = 0;
-	forboth(lq, values, lo, origs)
+	j = 0;
+	foreach(lo, origs)
 	{
-		(void) bg_guard_check_functions((Node *) lfirst(lo));
-		if (lfirst(lq) == NULL)
-			continue;
-		gs->vexprs[gs->nvalues++] = ExecInitExpr((Expr *) lfirst(lq), &gs->css.ss.ps);
-	}
-	/* positions counted among the run-time keys only */
-	for (i = 0; i < gs->info->desc->nkeys; i++)
-	{
-		int			pos = gs->keys[i].pos;
-		int			n = 0;
-
-		if (pos < 0)
-			continue;
-		j = 0;
-		foreach(lq, values)
+		bg_guard_check_functions((Node *) lfirst(lo));
+		if (values[j] != NULL)
 		{
-			if (j == pos)
-				break;
-			if (lfirst(lq) != NULL)
-				n++;
-			j++;
+			for (i = 0; i < nkeys; i++)
+			{
+				if (gs->keys[i].pos == j)
+					gs->keys[i].pos = gs->nvalues;
+			}
+			gs->vexprs[gs->nvalues++] = ExecInitExpr((Expr *) values[j], &gs->css.ss.ps);
 		}
-		gs->keys[i].pos = n;
+		j++;
 	}
-	gs->vvalues = palloc0(sizeof(Datum) * Max(gs->nvalues, 1));
-	gs->vnulls = palloc0(sizeof(bool) * Max(gs->nvalues, 1));
 	return true;
 }
 
