@@ -585,11 +585,16 @@ bg_slot_restore_abandon(const BgSavedGuard *g)
 	bg_slot_release(g->dbid, g->relid);
 }
 
-/* Free a table's slot and its filters, if it has one. */
+/*
+ * Free a table's slot and its filters, if it has one.  Its traffic
+ * counters go to the server log at DEBUG1, since they go with it (the
+ * figures of test/core-regress.sh's runs come from there).
+ */
 void
 bg_slot_release(Oid dbid, Oid relid)
 {
 	int			index;
+	uint64		counters[BG_NUM_COUNTERS];
 
 	if (bg_shared == NULL)
 		return;
@@ -598,9 +603,12 @@ bg_slot_release(Oid dbid, Oid relid)
 	if (index >= 0)
 	{
 		BgSlot	   *slot = &bg_shared->slots[index];
+		int			c;
 
 		/* nobody can reach these after: the slot lock fences out readers */
 		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		for (c = 0; c < BG_NUM_COUNTERS; c++)
+			counters[c] = pg_atomic_read_u64(&slot->counters[c]);
 		bg_pool_free_locked(slot->serving, slot->serving_bytes);
 		bg_pool_free_locked(slot->building, slot->building_bytes);
 		slot->serving = InvalidBgFilterPtr;
@@ -617,6 +625,16 @@ bg_slot_release(Oid dbid, Oid relid)
 		pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	}
 	LWLockRelease(bg_shared->lock);
+	if (index >= 0)
+		ereport(DEBUG1,
+				(errmsg_internal("bloomguard: freed the guard of relation %u in database %u: "
+								 UINT64_FORMAT " checks, " UINT64_FORMAT " shortcuts, "
+								 UINT64_FORMAT " source lookups, " UINT64_FORMAT " fallbacks",
+								 relid, dbid,
+								 counters[BG_COUNT_SHORTCUT] + counters[BG_COUNT_SOURCE_LOOKUP] +
+								 counters[BG_COUNT_FALLBACK],
+								 counters[BG_COUNT_SHORTCUT], counters[BG_COUNT_SOURCE_LOOKUP],
+								 counters[BG_COUNT_FALLBACK])));
 }
 
 /* The table of the slot at index if it belongs to dbid, else InvalidOid. */
