@@ -41,7 +41,7 @@
  * filter gets the fewest blocks b >= 2, and then the k, for which the
  * theoretical rate below at n keys is at most p: blocks holding more keys
  * than average push the rate up, so a blocked filter needs a little more
- * memory than a classic one for the same rate (README, Performance).
+ * memory than a classic one for the same rate (README, "The filter").
  *
  * The health formulas describe the layout exactly.  With n adds, fill
  * f = (bits set) / m, and lambda = B n / m keys per block on average:

@@ -528,7 +528,8 @@ bg_maintain_init(void)
 {
 	DefineCustomBoolVariable("bloomguard.auto_rebuild",
 							 "Lets the background worker resize guards whose load exceeds 1.0.",
-							 "A guard past its capacity is rebuilt at twice its n_added, if that fits in bloomguard.max_memory.",
+							 "A guard past its capacity is rebuilt at twice the larger of the table's live rows and the keys "
+							 "its filter holds, if that fits in bloomguard.max_memory and bloomguard.max_guard_memory.",
 							 &bg_auto_rebuild,
 							 true,
 							 PGC_SIGHUP,

@@ -104,8 +104,10 @@ run_root_suite() {
 # files of src/, a comment above every function (test/check-layers.py), no
 # global read across files without a stated reason (test/check-symbols.py,
 # on the objects just built; make check-layers runs both); META.json valid
-# for PGXN and at the extension's version (test/check-meta.py)
-run_suite layers "python3 test/check-meta.py . && make -s PG_CONFIG='$PG_CONFIG' check-layers"
+# for PGXN and at the extension's version (test/check-meta.py); the
+# Markdown files' links and anchors resolve, and the README's reference
+# matches the SQL scripts and the settings (test/check-docs.py)
+run_suite layers "python3 test/check-meta.py . && python3 test/check-docs.py . && make -s PG_CONFIG='$PG_CONFIG' check-layers"
 # the regression and isolation runs' server logs may hold no warning or
 # error their expected output does not show (test/check-logs.pl); each TAP
 # test checks its own nodes' logs (test/lib/BloomGuard/Test.pm)
