@@ -87,6 +87,42 @@ RESET parallel_leader_participation;
 RESET max_parallel_workers_per_gather;
 SELECT count(*) FROM pw WHERE id > 1000;
 
+-- 3. Lookups and writes of an event trigger run in the backend that runs
+-- the DDL, through SPI and the executor's hooks: its INSERT of two rows is
+-- tracked like a client's, and the BEFORE trigger's lookup of the first
+-- row from the second (in the leader now) finds it
+CREATE TABLE pw_ddl (id int PRIMARY KEY, tag text);
+INSERT INTO pw_ddl SELECT g, 'x' FROM generate_series(1, 1000) g;
+ANALYZE pw_ddl;
+SELECT bloomguard_attach('pw_ddl', 100000, 1e-9);
+CREATE FUNCTION pw_ddl_prev() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.id % 2 = 0 AND NOT EXISTS (SELECT 1 FROM pw_ddl WHERE id = NEW.id - 1) THEN
+    RAISE EXCEPTION 'row % is missing', NEW.id - 1;
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER pw_ddl_prev BEFORE INSERT ON pw_ddl FOR EACH ROW EXECUTE FUNCTION pw_ddl_prev();
+CREATE FUNCTION pw_ddl_log() RETURNS event_trigger LANGUAGE plpgsql AS $$
+DECLARE
+  n int := (SELECT max(id) FROM pw_ddl);
+BEGIN
+  INSERT INTO pw_ddl VALUES (n + 1, tg_tag), (n + 2, tg_tag);
+  IF NOT guarded_exists('pw_ddl', n + 2) THEN
+    RAISE EXCEPTION 'row % is missing for guarded_exists', n + 2;
+  END IF;
+END $$;
+CREATE EVENT TRIGGER pw_ddl_log ON ddl_command_end WHEN TAG IN ('CREATE TABLE')
+  EXECUTE FUNCTION pw_ddl_log();
+CREATE TABLE pw_ddl_a (x int);
+BEGIN;
+CREATE TABLE pw_ddl_b (x int);
+SELECT id, tag FROM pw_ddl WHERE id > 1000 ORDER BY id;
+COMMIT;
+DROP EVENT TRIGGER pw_ddl_log;
+DROP TABLE pw_ddl, pw_ddl_a, pw_ddl_b;
+DROP FUNCTION pw_ddl_prev(), pw_ddl_log();
+
 DROP TABLE pw, pw_big;
 DROP FUNCTION pw_must_exist(int), pw_guarded(int), pw_check_prev(), pw_check_big(), pw_gather(text);
 DROP EXTENSION bloomguard;
