@@ -3,14 +3,7 @@
 -- transaction, as CREATE INDEX does (attach.c's header)
 CREATE EXTENSION bloomguard;
 
--- what a guard leaves behind on a table (as in errors.sql)
-CREATE FUNCTION footprint(r regclass,
-                          OUT registered bigint, OUT triggers bigint, OUT slots bigint)
-LANGUAGE sql AS $$
-    SELECT (SELECT count(*) FROM bloomguard_guards WHERE relation = r),
-           (SELECT count(*) FROM pg_trigger WHERE tgrelid = r),
-           (SELECT count(*) FROM bloomguard_guard_stats() WHERE relid = r)
-$$;
+\i sql/include/footprint.sql
 -- the shared memory all filters use (there is always a guard: tb)
 CREATE FUNCTION mem() RETURNS bigint LANGUAGE sql AS
 $$ SELECT memory_in_use FROM bloomguard_guard_stats() LIMIT 1 $$;

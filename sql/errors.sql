@@ -1,16 +1,8 @@
 -- bad input: every error is clear, and a failed call changes nothing
 CREATE EXTENSION bloomguard;
 
--- what a guard leaves behind on a table: its registry row, the table's
--- triggers and the shared memory slot; every failed call must leave all
--- three as they were
-CREATE FUNCTION footprint(r regclass,
-                          OUT registered bigint, OUT triggers bigint, OUT slots bigint)
-LANGUAGE sql AS $$
-    SELECT (SELECT count(*) FROM bloomguard_guards WHERE relation = r),
-           (SELECT count(*) FROM pg_trigger WHERE tgrelid = r),
-           (SELECT count(*) FROM bloomguard_guard_stats() WHERE relid = r)
-$$;
+-- every failed call must leave a table's footprint as it was
+\i sql/include/footprint.sql
 -- runs a command and shows its error as text, for errors whose DETAIL
 -- depends on other guards of the cluster (shared memory in use)
 CREATE FUNCTION show_error(cmd text) RETURNS SETOF text LANGUAGE plpgsql AS $$

@@ -35,10 +35,13 @@
 # CORE_REGRESS_ONLY=guarded runs only the guarded comparison,
 # CORE_REGRESS_ONLY=expected only the part against the expected files.
 #
-# At the end, if test/sqlsmith.sh takes --existing, it is run against the
-# "regression" database the last guarded run (planner path on, every
-# table guarded) left, with PGHOST, PGPORT and PGDATABASE set; its result
-# is one more line of the summary.  CORE_REGRESS_SQLSMITH=0 leaves it out.
+# At the end, if test/sqlsmith.sh takes --existing, it is run, as the
+# postgres user, against the "regression" database the last guarded run
+# (planner path on, every table guarded) left, on this script's server:
+# PGHOST, PGPORT and PGDATABASE name it, PG_CONFIG the installation, and
+# SQLSMITH_SERVER_LOG is the server's log (this script also fails the run
+# on a crash in it).  Its result is one more line of the summary.
+# CORE_REGRESS_SQLSMITH=0 leaves it out.
 #
 # Before the closing line "N passed, N failed" (the exit status is
 # non-zero on any failure) come the figures of each guarded run: time,
@@ -327,7 +330,7 @@ if [ "$guarded_part" = 1 ]; then
 		echo "== SQLsmith against the database the last guarded run left (test/sqlsmith.sh --existing)"
 		server_up
 		logpos=$(stat -c %s "$dir/server.log")
-		PGDATABASE=regression bash "$top/test/sqlsmith.sh" --existing
+		PGDATABASE=regression SQLSMITH_SERVER_LOG="$dir/server.log" bash "$top/test/sqlsmith.sh" --existing
 		rc=$?
 		crashes "$logpos" || rc=1
 		result sqlsmith-existing $rc
