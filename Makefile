@@ -41,10 +41,10 @@ EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql sql/bloomguard--1.0--1.1.sql sql/bloomguard--1.1--1.2.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
-REGRESS = attach types writepaths lookup untyped security errors elsewhere health layout build coverage hardening planner shapes workers partition cascade upgrade discard
+REGRESS = attach attach_block types writepaths lookup untyped security errors elsewhere health layout build coverage hardening planner shapes workers partition cascade upgrade discard
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
-ISOLATION = attach_race rebuild_race attach_deadlock planner_race partition_race partition_midstatement feed_buffer
+ISOLATION = attach_race attach_block rebuild_race attach_deadlock planner_race partition_race partition_midstatement feed_buffer
 ISOLATION_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check_iso --inputdir=test/isolation --outputdir=output_iso
 
 # sql/discard.sql again with debug_discard_caches = 1 (assert-enabled
@@ -62,10 +62,11 @@ PROVE_TESTS = test/t/*.pl
 # installcheck-tap).  Plain `make installcheck` is what a packager runs
 # (pg_buildext installcheck, debian/tests): against the server it is given,
 # which preloads bloomguard and has every other setting at its default, the
-# regression tests that need nothing more.  Left out: attach and coverage
-# (PREPARE TRANSACTION, which needs max_prepared_transactions > 0).
+# regression tests that need nothing more.  Left out: attach, attach_block
+# and coverage (PREPARE TRANSACTION, which needs max_prepared_transactions
+# > 0).
 NO_INSTALLCHECK = 1
-INSTALLCHECK_REGRESS = $(filter-out attach coverage,$(REGRESS))
+INSTALLCHECK_REGRESS = $(filter-out attach attach_block coverage,$(REGRESS))
 
 PG_CPPFLAGS = -I$(srcdir)/src
 SHLIB_LINK =

@@ -1,16 +1,8 @@
 -- bad input: every error is clear, and a failed call changes nothing
 CREATE EXTENSION bloomguard;
 
--- what a guard leaves behind on a table: its registry row, the table's
--- triggers and the shared memory slot; every failed call must leave all
--- three as they were
-CREATE FUNCTION footprint(r regclass,
-                          OUT registered bigint, OUT triggers bigint, OUT slots bigint)
-LANGUAGE sql AS $$
-    SELECT (SELECT count(*) FROM bloomguard_guards WHERE relation = r),
-           (SELECT count(*) FROM pg_trigger WHERE tgrelid = r),
-           (SELECT count(*) FROM bloomguard_guard_stats() WHERE relid = r)
-$$;
+-- every failed call must leave a table's footprint as it was
+\i sql/include/footprint.sql
 -- runs a command and shows its error as text, for errors whose DETAIL
 -- depends on other guards of the cluster (shared memory in use)
 CREATE FUNCTION show_error(cmd text) RETURNS SETOF text LANGUAGE plpgsql AS $$
@@ -116,15 +108,19 @@ SELECT bloomguard_detach(NULL) IS NULL AS detach_null,
        bloomguard_check(NULL, 1) IS NULL AS check_null;
 SELECT count(*) FROM bloomguard_guards;
 
--- attach inside a transaction block, as CREATE INDEX CONCURRENTLY
+-- attach inside a transaction block runs in the transaction, as CREATE
+-- INDEX does (attach_block.sql): a rollback leaves nothing behind
 BEGIN;
 SELECT bloomguard_attach('t_size');
 ROLLBACK;
 SELECT * FROM footprint('t_size');
--- an implicit transaction block (several statements in one query) too
+-- an implicit transaction block (several statements in one query) too,
+-- and it commits with the block
 SELECT 1 AS one \; SELECT bloomguard_attach('t_size');
 SELECT * FROM footprint('t_size');
--- and in a statement that writes the table
+SELECT bloomguard_detach('t_size');
+-- refused in a statement that writes the table: its rows would not all
+-- fire the new trigger
 CREATE FUNCTION attach_it(r regclass) RETURNS int LANGUAGE plpgsql AS
 $$ BEGIN PERFORM bloomguard_attach(r); RETURN 1; END $$;
 INSERT INTO t_size SELECT attach_it('t_size');

@@ -79,14 +79,22 @@ SET statement_timeout = '30s';
 SET deadlock_timeout = '100ms';
 \set VERBOSITY terse
 CREATE TABLE dl (id int PRIMARY KEY);
--- the GRANT updated dl's pg_class row, which CREATE TRIGGER must update too
-DO $$ BEGIN GRANT SELECT ON dl TO PUBLIC; PERFORM bloomguard_attach('dl'); END $$;
--- a caller holding a strong lock on the table is refused before any wait
-DO $$ BEGIN LOCK TABLE dl IN ACCESS EXCLUSIVE MODE; PERFORM bloomguard_attach('dl'); END $$;
+-- the worker registers the guard, which this lock keeps it from doing
+DO $$ BEGIN LOCK TABLE bloomguard_guards IN SHARE MODE; PERFORM bloomguard_attach('dl'); END $$;
 \set VERBOSITY default
 RESET deadlock_timeout;
 RESET statement_timeout;
 SELECT count(*) FROM bloomguard_guards WHERE relation = 'dl'::regclass;
+-- a caller whose transaction has written (the GRANT updated dl's pg_class
+-- row, which CREATE TRIGGER must update too), or holds a lock on the table
+-- that writers conflict with, would be waited for by the worker: attach
+-- runs in its transaction instead, as CREATE INDEX does (attach_block.sql)
+DO $$ BEGIN GRANT SELECT ON dl TO PUBLIC; PERFORM bloomguard_attach('dl'); END $$;
+SELECT state FROM bloomguard_health WHERE relation = 'dl'::regclass;
+SELECT bloomguard_detach('dl');
+DO $$ BEGIN LOCK TABLE dl IN ACCESS EXCLUSIVE MODE; PERFORM bloomguard_attach('dl'); END $$;
+SELECT state FROM bloomguard_health WHERE relation = 'dl'::regclass;
+SELECT bloomguard_detach('dl');
 -- nothing was left behind: a top-level attach works
 SELECT bloomguard_attach('dl');
 SELECT state FROM bloomguard_health WHERE relation = 'dl'::regclass;

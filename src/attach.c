@@ -23,14 +23,42 @@
  * requests after the writers that were running have finished.  Every
  * writer that gets its lock after the worker's commit fires the trigger;
  * the ones before it have finished, so their rows are in the heap for the
- * scan.  Like CREATE INDEX CONCURRENTLY, attach refuses to run inside a
- * transaction block.  If the build fails after the worker committed (a
- * cancel, a timeout), the guard stays registered in state "not_loaded":
- * it answers by plain lookups until bloomguard_rebuild() builds it.
+ * scan.  If the build fails after the worker committed (a cancel, a
+ * timeout), the guard stays registered in state "not_loaded": it answers
+ * by plain lookups until bloomguard_rebuild() builds it.
+ *
+ * That needs a caller whose transaction has done nothing the worker would
+ * have to see or wait for.  Otherwise (inside a transaction block, a
+ * savepoint or a PL/pgSQL exception block, in a pipeline, after the
+ * transaction has written anything, or holding a lock on the table that
+ * writers conflict with: an event trigger on the CREATE TABLE that made
+ * the table, say) attach runs in the caller's transaction, as CREATE
+ * INDEX does: it takes ShareRowExclusiveLock on the table (its partitions
+ * too), which waits for the writers and keeps new ones out until the
+ * transaction ends, registers the guard, creates the trigger (worker.c's
+ * bg_create_feed()), and builds.  No writer can come between the trigger
+ * and the scan but this transaction's own later statements, which fire the
+ * trigger; its earlier rows are in the heap for the scan.  Other sessions
+ * see neither the trigger nor the registry row until the commit, so they
+ * do not trust the filter before it (the feed check fails).  The filter
+ * lives in shared memory, which a rollback does not undo: its slot is
+ * claimed for the transaction, and freed if the (sub)transaction that
+ * claimed it aborts (pending.c's CLAIM); the worker's orphan sweep leaves
+ * it alone meanwhile (maintain.c), and PREPARE TRANSACTION is refused.  A
+ * failure undoes the whole attach.  A statement still running that uses
+ * the table (attach called from its trigger or its target list) is
+ * refused: its rows would not all fire the new trigger.
  *
  * Rebuild needs no second transaction: the trigger is already there.  It
  * runs in the caller's transaction, even inside a transaction block;
  * rebuild.c has its policy, which the background worker shares.
+ *
+ * Why this is one file of some 730 lines: attach has three ways (the
+ * concurrent one, the one in the caller's transaction, and a partitioned
+ * tree's, which is either), and they share the checks of the table and of
+ * its trigger and the order of the steps above; detach and rebuild share
+ * those checks.  Split, the protocol this header states would be in two
+ * files.
  *
  * Attach and rebuild reserve shared memory, a cluster-wide resource, so
  * EXECUTE on them is not granted to PUBLIC: the DBA decides who may.
@@ -47,6 +75,7 @@
 #include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/pg_inherits.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
@@ -108,15 +137,58 @@ bg_require_relation_arg(FunctionCallInfo fcinfo)
 }
 
 /*
+ * May attach run concurrently, in the two transactions of the file header?
+ * Only if the caller's transaction has done nothing the feed worker would
+ * have to see or wait for (else attach runs in the caller's transaction):
+ * outside a transaction block, a subtransaction and a pipeline, with no
+ * transaction id yet (nothing written), and without a lock on rel that
+ * writers conflict with.
+ */
+static bool
+bg_attach_concurrently(Relation rel)
+{
+	return !IsTransactionBlock() && !IsSubTransaction() &&
+		(MyXactFlags & XACT_FLAGS_PIPELINING) == 0 &&
+		!TransactionIdIsValid(GetTopTransactionIdIfAny()) &&
+		!CheckRelationLockedByMe(rel, RowExclusiveLock, true);
+}
+
+/*
+ * Error out if a statement still running uses rel, which the caller has
+ * open once (as ALTER TABLE checks, CheckTableNotInUse()): attach called
+ * from a trigger or a function of a statement that writes it, whose rows
+ * would not all fire the new trigger, or rel has AFTER trigger events
+ * still to fire.
+ */
+static void
+bg_attach_check_unused(Relation rel)
+{
+	if (rel->rd_refcnt != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("cannot attach a guard to table \"%s\" because it is being used by active queries in this session",
+						RelationGetRelationName(rel))));
+	if (AfterTriggerPendingOnRel(RelationGetRelid(rel)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("cannot attach a guard to table \"%s\" because it has pending trigger events",
+						RelationGetRelationName(rel))));
+}
+
+/*
  * The leaves of a partitioned table about to be guarded, each checked as a
  * table that attach could guard on its own; fills rows[] (palloc'd) with
  * their estimated rows.  The whole tree must be free of guards and of
- * triggers by our name: the clones would collide.
+ * triggers by our name: the clones would collide.  The tree is locked in
+ * AccessShareLock or, for an attach in the caller's transaction
+ * (concurrent false), ShareRowExclusiveLock.
  */
 static List *
-bg_attach_check_leaves(Relation parent, double **rows, double *total)
+bg_attach_check_leaves(Relation parent, bool concurrent, double **rows, double *total)
 {
-	List	   *tree = find_all_inheritors(RelationGetRelid(parent), AccessShareLock, NULL);
+	List	   *tree = find_all_inheritors(RelationGetRelid(parent),
+										   concurrent ? AccessShareLock : ShareRowExclusiveLock,
+										   NULL);
 	List	   *leaves = NIL;
 	ListCell   *lc;
 
@@ -139,7 +211,9 @@ bg_attach_check_leaves(Relation parent, double **rows, double *total)
 		{
 			bg_check_guardable(part);
 			(void) bg_keydesc_build(part, false, true);
-			if (CheckRelationLockedByMe(part, RowExclusiveLock, true))
+			if (!concurrent)
+				bg_attach_check_unused(part);
+			else if (CheckRelationLockedByMe(part, RowExclusiveLock, true))
 				ereport(ERROR,
 						(errcode(ERRCODE_OBJECT_IN_USE),
 						 errmsg("cannot attach a guard to table \"%s\" in a statement that writes it",
@@ -164,14 +238,20 @@ bg_attach_check_leaves(Relation parent, double **rows, double *total)
  * commit, not before as for a table, so the memory caps are checked first
  * for all of them together; a leaf whose build fails stays not_loaded
  * (and is retried by the worker), like a table whose attach is cancelled.
+ *
+ * Not concurrent (the file header), the same is done in the caller's
+ * transaction, with the whole tree locked: the leaves' slots are claimed
+ * for it first, and the leaves registered at once rather than at commit.
  */
 static void
-bg_attach_partitioned(Relation rel, int64 capacity, double error_rate)
+bg_attach_partitioned(Relation rel, int64 capacity, double error_rate,
+					  bool concurrent)
 {
 	Oid			relid = RelationGetRelid(rel);
+	Oid			owner = rel->rd_rel->relowner;
 	double	   *rows;
 	double		total;
-	List	   *leaves = bg_attach_check_leaves(rel, &rows, &total);
+	List	   *leaves = bg_attach_check_leaves(rel, concurrent, &rows, &total);
 	int64	   *shares = palloc(Max(list_length(leaves), 1) * sizeof(int64));
 	int64		sum = 0;
 	Size		need = 0;
@@ -202,12 +282,33 @@ bg_attach_partitioned(Relation rel, int64 capacity, double error_rate)
 						list_length(leaves), RelationGetRelationName(rel)),
 				 errhint("Raise bloomguard.max_memory (and bloomguard.max_guard_memory), or attach with a smaller capacity or a larger error_rate.")));
 
-	bg_wait_for_writers(relid);
-	/* hold nothing while the worker runs (see the file header) */
-	foreach(lc, leaves)
-		UnlockRelationOid(lfirst_oid(lc), AccessShareLock);
-	relation_close(rel, AccessShareLock);
-	bg_install_feed(relid, capacity > 0 ? capacity : Max(sum, 1), error_rate, &committed);
+	if (concurrent)
+	{
+		bg_wait_for_writers(relid);
+		/* hold nothing while the worker runs (see the file header) */
+		foreach(lc, leaves)
+			UnlockRelationOid(lfirst_oid(lc), AccessShareLock);
+		relation_close(rel, AccessShareLock);
+		bg_install_feed(relid, capacity > 0 ? capacity : Max(sum, 1), error_rate, &committed);
+	}
+	else
+	{
+		foreach(lc, leaves)
+		{
+			Relation	leaf = relation_open(lfirst_oid(lc), NoLock);
+			BgKeyIdentity key;
+
+			bg_keydesc_identity(bg_keydesc_build(leaf, false, true), &key);
+			relation_close(leaf, NoLock);
+			(void) bg_claim_in_transaction(lfirst_oid(lc), &key, BG_STATE_NOT_LOADED);
+		}
+		/* ALTER TABLE checks that nobody has the table open */
+		relation_close(rel, NoLock);
+		bg_create_feed(relid, owner, capacity > 0 ? capacity : Max(sum, 1), error_rate);
+		CommandCounterIncrement();
+		foreach(lc, leaves)
+			bg_partition_register(lfirst_oid(lc));
+	}
 
 	/* the tree is guarded; build every leaf, including any made meanwhile */
 	foreach(lc, bg_partition_leaves(relid, NoLock))
@@ -249,6 +350,48 @@ bg_attach_adopt(Relation rel, int64 capacity, double error_rate)
 }
 
 /*
+ * bloomguard_attach() of a table in the caller's transaction (the file
+ * header), which holds ShareRowExclusiveLock on it and has checked it:
+ * claim the slot for the transaction, allocate and publish the filter,
+ * register the guard and create the trigger, scan.  A failure is undone
+ * with the transaction.  Closes rel (keeping the locks).
+ */
+static void
+bg_attach_in_transaction(Relation rel, BgKeyDesc *desc, int64 capacity,
+						 double error_rate)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			owner = rel->rd_rel->relowner;
+	BgKeyIdentity key;
+	int			slotindex;
+	BgBuildState bs;
+
+	bg_keydesc_identity(desc, &key);
+	slotindex = bg_claim_in_transaction(relid, &key, BG_STATE_BUILDING);
+	bg_build_begin(rel, desc, slotindex, (uint64) capacity, error_rate, &bs);
+	PG_TRY();
+	{
+		/* ALTER TABLE checks that nobody has the table open */
+		relation_close(rel, NoLock);
+		bg_create_feed(relid, owner, capacity, error_rate);
+		CommandCounterIncrement();
+		rel = relation_open(relid, NoLock);
+		desc = bg_keydesc_build(rel, false, true);
+		if (bg_feed_state(rel) != BG_FEED_IN_PLACE)
+			elog(ERROR, "the bloomguard trigger of relation %u is not in place after its creation",
+				 relid);
+		bg_build_finish(rel, desc, &bs);
+	}
+	PG_CATCH();
+	{
+		bg_build_abandon(&bs, "the attach failed");
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	relation_close(rel, NoLock);
+}
+
+/*
  * bloomguard_attach(rel regclass, capacity bigint, error_rate float8)
  */
 Datum
@@ -263,15 +406,22 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	int			slotindex;
 	volatile bool committed = false;
 	BgBuildState bs;
+	bool		concurrent;
 
 	bg_require_loaded();
 	bg_require_relation_arg(fcinfo);
 	relid = PG_GETARG_OID(0);
 	bg_check_not_in_recovery();
-	PreventInTransactionBlock(true, "bloomguard_attach()");
 
 	rel = relation_open(relid, AccessShareLock);
 	bg_check_owner(rel);
+	concurrent = bg_attach_concurrently(rel);
+	if (!concurrent)
+	{
+		/* as CREATE INDEX: writers wait for this transaction to end */
+		LockRelationOid(relid, ShareRowExclusiveLock);
+		bg_attach_check_unused(rel);
+	}
 	bg_check_guardable(rel);
 	desc = bg_keydesc_build(rel, false, true);
 	capacity = PG_ARGISNULL(1) ?
@@ -301,14 +451,15 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 				 errhint("If it is a copy of bloomguard's trigger, enable it with ALTER TABLE %s ENABLE ALWAYS TRIGGER %s and attach again, which adopts it; or remove it with bloomguard_detach().",
 						 bg_qualified_name(rel), BLOOMGUARD_TRIGGER_NAME) :
 				 errhint("Rename or drop that trigger first.")));
-	if (CheckRelationLockedByMe(rel, RowExclusiveLock, true))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("cannot attach a guard to table \"%s\" in a statement that writes it",
-						RelationGetRelationName(rel))));
 	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
 	{
-		bg_attach_partitioned(rel, PG_ARGISNULL(1) ? 0 : capacity, error_rate);
+		bg_attach_partitioned(rel, PG_ARGISNULL(1) ? 0 : capacity, error_rate,
+							  concurrent);
+		PG_RETURN_VOID();
+	}
+	if (!concurrent)
+	{
+		bg_attach_in_transaction(rel, desc, capacity, error_rate);
 		PG_RETURN_VOID();
 	}
 
@@ -329,7 +480,7 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 		before_shmem_exit(bg_attach_exit_callback, (Datum) 0);
 		bg_attach_callback_registered = true;
 	}
-	slotindex = bg_slot_claim(relid, &key, BG_STATE_BUILDING);
+	slotindex = bg_slot_claim(relid, &key, BG_STATE_BUILDING, InvalidTransactionId);
 	bg_attach_pending_relid = relid;
 	PG_TRY();
 	{
@@ -444,6 +595,7 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 	if (bg_feed_state(rel) != BG_FEED_MISSING)
 	{
 		int			gucnest = NewGUCNestLevel();
+		Oid			outer;
 
 		/*
 		 * A trigger left on a Citus distributed or reference table (the
@@ -455,10 +607,11 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 			(void) set_config_option("citus.enable_unsafe_triggers", "on",
 									 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 									 true, 0, false);
+
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		/* not a coverage break: the filter goes away with the trigger */
-		bg_own_trigger_begin(relid);
+		outer = bg_own_trigger_begin(relid);
 		PG_TRY();
 		{
 			if (SPI_execute(psprintf("DROP TRIGGER %s ON %s", BLOOMGUARD_TRIGGER_NAME,
@@ -468,7 +621,7 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		}
 		PG_FINALLY();
 		{
-			bg_own_trigger_end();
+			bg_own_trigger_end(outer);
 		}
 		PG_END_TRY();
 		SPI_finish();

@@ -196,6 +196,7 @@ typedef struct BgSlotCopy
 	TimestampTz source_at;
 	int			builder_pid;
 	bool		building;
+	TransactionId claim_xid;	/* an in-transaction attach's (shmem.c) */
 	char		last_error[BG_ERROR_LEN];
 	TimestampTz stats_reset;
 	uint64		counters[BG_NUM_COUNTERS];
@@ -304,7 +305,9 @@ extern void bg_require_loaded(void);
 extern bool bg_loaded(void);
 extern int	bg_slot_count(void);
 extern bool bg_slot_find(Oid relid, BgSlotRef *ref);
-extern int	bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state);
+extern int	bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state,
+						  TransactionId claim_xid);
+extern void bg_slot_claim_end(Oid relid);
 extern void bg_slot_release(Oid dbid, Oid relid);
 extern void bg_slot_release_database(Oid dbid);
 extern void bg_visit_request(void);
@@ -413,6 +416,8 @@ extern void bg_call_at_commit(bg_pending_fn fn, Oid relid);
 extern void bg_forget_database_at_commit(Oid dbid);
 extern void bg_untrust_at_commit(Oid relid, const char *why);
 extern void bg_unregister_at_commit(Oid relid);
+extern int	bg_claim_in_transaction(Oid relid, const BgKeyIdentity *key,
+									BgState state);
 extern bool bg_untrust_pending(Oid relid);
 
 /* registry.c */
@@ -489,8 +494,8 @@ extern Oid	bg_route_key(Relation parent, const Datum *values, LOCKMODE lockmode,
 
 /* ddlwatch.c */
 extern void bg_coverage_init(void);
-extern void bg_own_trigger_begin(Oid relid);
-extern void bg_own_trigger_end(void);
+extern Oid	bg_own_trigger_begin(Oid relid);
+extern void bg_own_trigger_end(Oid outer);
 extern bool bg_has_children(Relation rel);
 
 /* a build under way (build.c; buildscan.c reads it) */
@@ -605,6 +610,7 @@ extern void bg_maintain_database(void);
 struct BackgroundWorkerHandle;
 extern bool bg_start_worker(const char *function, const char *type, const char *name,
 							Datum arg, struct BackgroundWorkerHandle **handle);
+extern void bg_create_feed(Oid relid, Oid owner, int64 capacity, double error_rate);
 extern void bg_install_feed(Oid relid, int64 capacity, double error_rate,
 							volatile bool *committed);
 

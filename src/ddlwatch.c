@@ -28,8 +28,9 @@
  * transaction's rows become visible, and at PRE_PREPARE.  A rolled-back
  * DISABLE TRIGGER changes nothing.  That covers ALTER TABLE ... DISABLE
  * TRIGGER name/USER/ALL, pg_restore --disable-triggers, and DROP TRIGGER.
- * bloomguard_detach() and attach's feed worker change the trigger
- * themselves (bg_own_trigger_begin()), which is not a coverage break.
+ * bloomguard_detach() and attach (its feed worker, or itself in the
+ * caller's transaction) change the trigger themselves
+ * (bg_own_trigger_begin()), which is not a coverage break.
  *
  * On a guarded partitioned table the trigger is cloned onto every
  * partition; the clone's creation (a new partition) and drop (a detached
@@ -86,9 +87,9 @@ PG_FUNCTION_INFO_V1(bloomguard_sql_drop);
 static object_access_hook_type prev_object_access_hook = NULL;
 
 /*
- * The table whose trigger attach's feed worker or detach is changing
- * itself, between bg_own_trigger_begin() and bg_own_trigger_end(); the
- * hook does not count those changes as coverage breaks.
+ * The table whose trigger attach or detach is changing itself, between
+ * bg_own_trigger_begin() and bg_own_trigger_end(); the hook does not
+ * count those changes as coverage breaks.
  */
 static Oid	bg_own_trigger_relid = InvalidOid;
 
@@ -134,23 +135,27 @@ bg_own_trigger(Oid relid, bool clone)
 }
 
 /*
- * attach's feed worker or detach is about to change relid's feed trigger
- * itself (create it, enable it, drop it): until bg_own_trigger_end(), the
- * hook does not mark the guard untrusted for it.  Only one at a time; a
- * caller that can fail between the two ends it in PG_FINALLY, or exits.
+ * attach or detach is about to change relid's feed trigger itself (create
+ * it, enable it, drop it): until bg_own_trigger_end(), the hook does not
+ * mark the guard untrusted for it.  Returns what to hand to
+ * bg_own_trigger_end(): the DDL may fire an event trigger that attaches
+ * another table meanwhile, whose change is the only one then.  A caller
+ * that can fail between the two ends it in PG_FINALLY, or exits.
  */
-void
+Oid
 bg_own_trigger_begin(Oid relid)
 {
-	Assert(!OidIsValid(bg_own_trigger_relid));
+	Oid			outer = bg_own_trigger_relid;
+
 	bg_own_trigger_relid = relid;
+	return outer;
 }
 
 /* The change bg_own_trigger_begin() announced is done (or failed). */
 void
-bg_own_trigger_end(void)
+bg_own_trigger_end(Oid outer)
 {
-	bg_own_trigger_relid = InvalidOid;
+	bg_own_trigger_relid = outer;
 }
 
 /* The object access hook: see the file header. */

@@ -40,6 +40,7 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/transam.h"
 #include "access/xlog.h"
 #include "access/xact.h"
 #include "commands/dbcommands.h"
@@ -48,6 +49,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/guc.h"
@@ -407,7 +409,8 @@ bg_guards_to_build(MemoryContext cxt)
 			memset(&none, 0, sizeof(none));
 			PG_TRY();
 			{
-				(void) bg_slot_claim(relid, &none, BG_STATE_NOT_LOADED);
+				(void) bg_slot_claim(relid, &none, BG_STATE_NOT_LOADED,
+									 InvalidTransactionId);
 			}
 			PG_CATCH();
 			{
@@ -437,6 +440,15 @@ bg_guards_to_build(MemoryContext cxt)
  * Free the slots of this database that nothing should keep: those whose
  * table is gone (a safety net: drops free their slots at commit), and, if
  * the extension is gone, all of them.
+ *
+ * Not a slot that an attach claimed in a transaction still in progress
+ * (shmem.c's bg_slot_claim()): its table, and the extension itself, may
+ * be that transaction's, which our snapshots cannot see yet; if it aborts,
+ * it frees the slot itself (pending.c).  Once it is over, the catalogs are
+ * read with a new catalog snapshot, taken after it ended: our own was
+ * taken at the start of this pass, perhaps before it committed.  (No
+ * negative catalog cache entry for its table can be older: nothing here
+ * looks a slot's table up while its claim is in progress.)
  */
 static void
 bg_release_orphans(bool installed)
@@ -450,6 +462,13 @@ bg_release_orphans(bool installed)
 
 		if (!bg_slot_copy(i, MyDatabaseId, InvalidOid, &copy))
 			continue;
+		if (TransactionIdIsValid(copy.claim_xid))
+		{
+			if (TransactionIdIsInProgress(copy.claim_xid))
+				continue;
+			InvalidateCatalogSnapshot();
+			installed = OidIsValid(get_extension_oid("bloomguard", true));
+		}
 		if (!installed ||
 			!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(copy.relid)))
 			bg_slot_release(MyDatabaseId, copy.relid);

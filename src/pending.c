@@ -28,9 +28,18 @@
  *				PRE_COMMIT (and PRE_PREPARE), first: partition.c registers
  *				new leaves and unregisters detached ones this way.  It may
  *				add entries of the other kinds.
+ *	CLAIM		an attach in this transaction claimed the table's slot
+ *				(attach.c, shmem.c's bg_slot_claim()): the filter, in
+ *				shared memory, is not undone by a rollback, so the slot is
+ *				freed when the (sub)transaction that claimed it aborts,
+ *				while its lock still keeps writers out of the table.  At
+ *				COMMIT the claim ends (bg_slot_claim_end()).  PREPARE
+ *				TRANSACTION is refused, as PostgreSQL refuses it after
+ *				touching temporary objects: nothing of ours runs at
+ *				ROLLBACK PREPARED to free the slot.
  *
- * Entries of an aborted subtransaction are dropped; a committed
- * subtransaction's entries move to its parent.
+ * Entries of an aborted subtransaction are dropped (a CLAIM's slot freed);
+ * a committed subtransaction's entries move to its parent.
  *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
@@ -54,7 +63,8 @@ typedef enum BgPendingKind
 	BG_PENDING_UNTRUST,
 	BG_PENDING_FORGET,
 	BG_PENDING_FORGET_DATABASE, /* relid holds a database OID */
-	BG_PENDING_CALL
+	BG_PENDING_CALL,
+	BG_PENDING_CLAIM
 } BgPendingKind;
 
 typedef struct BgPending
@@ -220,6 +230,44 @@ bg_pending_forget(TransactionId prepared_xid)
 	}
 }
 
+/*
+ * The CLAIM entries at nesting level level and deeper (all of them for 1):
+ * with release, free their slots (their (sub)transaction aborts); without,
+ * end their claims (it commits).
+ */
+static void
+bg_pending_claims(int level, bool release)
+{
+	ListCell   *lc;
+
+	foreach(lc, bg_pending)
+	{
+		BgPending  *p = (BgPending *) lfirst(lc);
+
+		if (p->kind != BG_PENDING_CLAIM || p->nestlevel < level)
+			continue;
+		if (release)
+			bg_slot_release(MyDatabaseId, p->relid);
+		else
+			bg_slot_claim_end(p->relid);
+	}
+}
+
+/* Refuse to prepare a transaction that attached a guard (see CLAIM). */
+static void
+bg_pending_check_prepare(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, bg_pending)
+	{
+		if (((BgPending *) lfirst(lc))->kind == BG_PENDING_CLAIM)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot PREPARE a transaction that has attached a guard")));
+	}
+}
+
 /* Transaction callback: carry out the entries at their moment. */
 static void
 bg_pending_xact_callback(XactEvent event, void *arg)
@@ -236,6 +284,7 @@ bg_pending_xact_callback(XactEvent event, void *arg)
 			bg_pending_log_forgets();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
+			bg_pending_check_prepare();
 			bg_pending_calls();
 			bg_pending_unregister();
 			bg_pending_untrust();
@@ -246,10 +295,14 @@ bg_pending_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 			bg_pending_forget(InvalidTransactionId);
+			bg_pending_claims(1, false);
 			bg_pending = NIL;
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			bg_pending_claims(1, true);
+			bg_pending = NIL;
+			break;
 		case XACT_EVENT_PREPARE:
 			bg_pending = NIL;
 			break;
@@ -258,7 +311,10 @@ bg_pending_xact_callback(XactEvent event, void *arg)
 	}
 }
 
-/* Subtransaction callback: drop an aborted level's entries, lift a committed one's. */
+/*
+ * Subtransaction callback: drop an aborted level's entries (freeing its
+ * claimed slots), lift a committed one's.
+ */
 static void
 bg_pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 							SubTransactionId parentSubid, void *arg)
@@ -272,7 +328,10 @@ bg_pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 	if (event == SUBXACT_EVENT_ABORT_SUB)
 	{
 		List	   *keep = NIL;
-		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+		MemoryContext oldcxt;
+
+		bg_pending_claims(level, true);
+		oldcxt = MemoryContextSwitchTo(TopTransactionContext);
 
 		foreach(lc, bg_pending)
 		{
@@ -343,6 +402,35 @@ void
 bg_call_at_commit(bg_pending_fn fn, Oid relid)
 {
 	bg_pending_add(BG_PENDING_CALL, relid, NULL, fn);
+}
+
+/*
+ * Claim a slot for relid, whose attach runs in the current transaction
+ * (the file header's CLAIM): freed if this subtransaction, or the
+ * transaction, aborts.  Returns its index; fails as bg_slot_claim() does.
+ */
+int
+bg_claim_in_transaction(Oid relid, const BgKeyIdentity *key, BgState state)
+{
+	int			index = -1;
+
+	/*
+	 * The entry first, so that nothing can fail between the claim and it;
+	 * taken back if the claim fails (the table's slot, if it has one, is
+	 * someone else's).
+	 */
+	bg_pending_add(BG_PENDING_CLAIM, relid, NULL, NULL);
+	PG_TRY();
+	{
+		index = bg_slot_claim(relid, key, state, GetTopTransactionId());
+	}
+	PG_CATCH();
+	{
+		bg_pending = list_delete_last(bg_pending);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	return index;
 }
 
 /*

@@ -241,7 +241,8 @@ bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait)
 	else
 	{
 		bg_keydesc_identity(desc, &key);
-		slotindex = bg_slot_claim(relid, &key, BG_STATE_NOT_LOADED);
+		slotindex = bg_slot_claim(relid, &key, BG_STATE_NOT_LOADED,
+								  InvalidTransactionId);
 	}
 
 	bg_build_begin(rel, desc, slotindex, (uint64) capacity, error_rate, &bs);

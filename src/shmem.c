@@ -43,7 +43,7 @@
  *
  * - BgSlot->lock protects everything else in a slot: state, key identity,
  *   the serving and building filter pointers and their metadata,
- *   forget_xid and last_error.  Readers and the trigger hold it in shared
+ *   forget_xid, claim_xid and last_error.  Readers and the trigger hold it in shared
  *   mode for as long as they use a filter, so a filter can only be freed
  *   by someone holding it exclusively: a reader can never see freed
  *   memory.  Swaps, state changes and frees take it exclusively, briefly.
@@ -401,12 +401,13 @@ bg_slot_reset_counters(int index, Oid relid)
 
 /*
  * Give a slot just claimed for table relid of database dbid its first
- * values: a new incarnation, the state given, no filter.  Caller holds
+ * values: a new incarnation, the state given, no filter, the claiming
+ * transaction (InvalidTransactionId: none that may abort).  Caller holds
  * BgShared->lock and the slot's lock exclusively.
  */
 static void
 bg_slot_fill(BgSlot *slot, Oid dbid, Oid relid, const BgKeyIdentity *key,
-			 BgState state)
+			 BgState state, TransactionId claim_xid)
 {
 	slot->dbid = dbid;
 	slot->relid = relid;
@@ -429,6 +430,7 @@ bg_slot_fill(BgSlot *slot, Oid dbid, Oid relid, const BgKeyIdentity *key,
 	slot->builder_pid = 0;
 	slot->coverage_broken = false;
 	slot->forget_xid = InvalidTransactionId;
+	slot->claim_xid = claim_xid;
 	slot->last_error[0] = '\0';
 	bg_slot_zero_counters(slot);
 }
@@ -436,9 +438,18 @@ bg_slot_fill(BgSlot *slot, Oid dbid, Oid relid, const BgKeyIdentity *key,
 /*
  * Claim a slot for a table in this database, in the given state.  Fails
  * if the table already has one or all slots are in use.  Returns its index.
+ *
+ * claim_xid is the transaction of an attach that runs in the caller's
+ * transaction (attach.c): the table, its trigger and its registry row may
+ * be that transaction's, invisible to everyone else until it commits, and
+ * gone if it aborts.  pending.c frees the slot if it aborts, and calls
+ * bg_slot_claim_end() when it commits; meanwhile the worker's sweep of
+ * slots whose table is gone (maintain.c) leaves it alone.  Otherwise
+ * InvalidTransactionId.
  */
 int
-bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
+bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state,
+			  TransactionId claim_xid)
 {
 	int			i;
 	int			index = -1;
@@ -475,11 +486,27 @@ bg_slot_claim(Oid relid, const BgKeyIdentity *key, BgState state)
 
 	slot = &bg_shared->slots[index];
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	bg_slot_fill(slot, MyDatabaseId, relid, key, state);
+	bg_slot_fill(slot, MyDatabaseId, relid, key, state, claim_xid);
 	LWLockRelease(&slot->lock);
 	pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	LWLockRelease(bg_shared->lock);
 	return index;
+}
+
+/*
+ * The transaction that claimed relid's slot with a claim_xid has
+ * committed: the slot is an ordinary guard's from now on.
+ */
+void
+bg_slot_claim_end(Oid relid)
+{
+	BgSlotRef	ref = BG_SLOT_REF_INIT;
+	BgSlot	   *slot = bg_slot_lock(&ref, relid, LW_EXCLUSIVE);
+
+	if (slot == NULL)
+		return;
+	slot->claim_xid = InvalidTransactionId;
+	LWLockRelease(&slot->lock);
 }
 
 /*
@@ -536,7 +563,8 @@ bg_slot_restore(const BgSavedGuard *g, Size bytes)
 	bg_shared->memory_in_use += bytes;
 
 	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
-	bg_slot_fill(slot, g->dbid, g->relid, &g->key, BG_STATE_READY);
+	bg_slot_fill(slot, g->dbid, g->relid, &g->key, BG_STATE_READY,
+				 InvalidTransactionId);
 	slot->serving = p;
 	slot->serving_bytes = bytes;
 	slot->generation = g->generation;
@@ -557,11 +585,16 @@ bg_slot_restore_abandon(const BgSavedGuard *g)
 	bg_slot_release(g->dbid, g->relid);
 }
 
-/* Free a table's slot and its filters, if it has one. */
+/*
+ * Free a table's slot and its filters, if it has one.  Its traffic
+ * counters go to the server log at DEBUG1, since they go with it (the
+ * figures of test/core-regress.sh's runs come from there).
+ */
 void
 bg_slot_release(Oid dbid, Oid relid)
 {
 	int			index;
+	uint64		counters[BG_NUM_COUNTERS];
 
 	if (bg_shared == NULL)
 		return;
@@ -570,9 +603,12 @@ bg_slot_release(Oid dbid, Oid relid)
 	if (index >= 0)
 	{
 		BgSlot	   *slot = &bg_shared->slots[index];
+		int			c;
 
 		/* nobody can reach these after: the slot lock fences out readers */
 		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		for (c = 0; c < BG_NUM_COUNTERS; c++)
+			counters[c] = pg_atomic_read_u64(&slot->counters[c]);
 		bg_pool_free_locked(slot->serving, slot->serving_bytes);
 		bg_pool_free_locked(slot->building, slot->building_bytes);
 		slot->serving = InvalidBgFilterPtr;
@@ -583,11 +619,22 @@ bg_slot_release(Oid dbid, Oid relid)
 		if (TransactionIdIsValid(slot->forget_xid))
 			pg_atomic_fetch_sub_u32(&bg_shared->forgets_pending, 1);
 		slot->forget_xid = InvalidTransactionId;
+		slot->claim_xid = InvalidTransactionId;
 		slot->incarnation = bg_shared->next_incarnation++;
 		LWLockRelease(&slot->lock);
 		pg_atomic_fetch_add_u64(&bg_shared->epoch, 1);
 	}
 	LWLockRelease(bg_shared->lock);
+	if (index >= 0)
+		ereport(DEBUG1,
+				(errmsg_internal("bloomguard: freed the guard of relation %u in database %u: "
+								 UINT64_FORMAT " checks, " UINT64_FORMAT " shortcuts, "
+								 UINT64_FORMAT " source lookups, " UINT64_FORMAT " fallbacks",
+								 relid, dbid,
+								 counters[BG_COUNT_SHORTCUT] + counters[BG_COUNT_SOURCE_LOOKUP] +
+								 counters[BG_COUNT_FALLBACK],
+								 counters[BG_COUNT_SHORTCUT], counters[BG_COUNT_SOURCE_LOOKUP],
+								 counters[BG_COUNT_FALLBACK])));
 }
 
 /* The table of the slot at index if it belongs to dbid, else InvalidOid. */

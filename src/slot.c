@@ -77,6 +77,7 @@ bg_slot_copy(int index, Oid dbid, Oid relid, BgSlotCopy *copy)
 	copy->source_at = slot->source_at;
 	copy->builder_pid = slot->builder_pid;
 	copy->building = BgFilterPtrIsValid(slot->building);
+	copy->claim_xid = slot->claim_xid;
 	strlcpy(copy->last_error, slot->last_error, sizeof(copy->last_error));
 	copy->stats_reset = slot->stats_reset;
 	if (BgFilterPtrIsValid(slot->serving))

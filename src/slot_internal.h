@@ -48,6 +48,8 @@ typedef struct BgSlot
 	int			builder_pid;
 	bool		coverage_broken;	/* untrusted while a build was running */
 	TransactionId forget_xid;	/* free the slot once this xid has committed */
+	TransactionId claim_xid;	/* claimed by an attach in this transaction,
+								 * which may still abort (pending.c) */
 	TransactionId feed_version; /* the feed function's pg_proc row (xmin) when built */
 	TransactionId trigger_version;	/* the feed trigger's pg_trigger row (xmin) then */
 	char		last_error[BG_ERROR_LEN];	/* why the last build failed, if it did */

@@ -97,6 +97,64 @@ bg_start_worker(const char *function, const char *type, const char *name,
 }
 
 /*
+ * Register relid's guard and create its feed trigger, enabled ALWAYS, in
+ * the current transaction, running the DDL as owner (the table's owner).
+ * The caller holds ShareRowExclusiveLock on the table, and has no
+ * reference to it open (ALTER TABLE checks that it is unused).  Used by
+ * the feed worker, and by an attach in the caller's transaction
+ * (attach.c).  The registry row comes first: an event trigger that the
+ * DDL fires (ALTER TABLE is a command like any other) finds the table
+ * guarded already.
+ */
+void
+bg_create_feed(Oid relid, Oid owner, int64 capacity, double error_rate)
+{
+	const char *qname;
+	char	   *schema;
+	Oid			save_userid;
+	int			save_sec_context;
+	Oid			outer;
+
+	if (get_rel_name(relid) == NULL)
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	qname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid));
+	schema = get_namespace_name(bg_extension_schema());
+
+	bg_registry_insert(relid, capacity, error_rate);
+	CommandCounterIncrement();
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* our own setup is not a coverage break */
+	outer = bg_own_trigger_begin(relid);
+	PG_TRY();
+	{
+		if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE ON %s"
+								 " FOR EACH ROW EXECUTE FUNCTION %s.bloomguard_trigger()",
+								 BLOOMGUARD_TRIGGER_NAME, qname,
+								 quote_identifier(schema)),
+						false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create the bloomguard trigger");
+		if (SPI_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+								 qname, BLOOMGUARD_TRIGGER_NAME),
+						false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not enable the bloomguard trigger");
+	}
+	PG_FINALLY();
+	{
+		bg_own_trigger_end(outer);
+	}
+	PG_END_TRY();
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+}
+
+/*
  * The feed worker: the first transaction of an attach.  Runs as the
  * bootstrap superuser, switching to the table's owner for the DDL.
  */
@@ -120,12 +178,6 @@ bloomguard_feed_worker_main(Datum main_arg)
 
 	PG_TRY();
 	{
-		Relation	rel;
-		const char *qname;
-		char	   *schema;
-		Oid			save_userid;
-		int			save_sec_context;
-
 		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
@@ -138,36 +190,9 @@ bloomguard_feed_worker_main(Datum main_arg)
 		 */
 		bg_wait_for_writers(req->relid);
 
-		rel = relation_open(req->relid, ShareRowExclusiveLock);
-		qname = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-										   RelationGetRelationName(rel));
-		/* keep the lock, drop the reference: ALTER TABLE checks it is unused */
-		relation_close(rel, NoLock);
-		schema = get_namespace_name(bg_extension_schema());
-
-		GetUserIdAndSecContext(&save_userid, &save_sec_context);
-		SetUserIdAndSecContext(req->owner, save_sec_context |
-							   SECURITY_LOCAL_USERID_CHANGE |
-							   SECURITY_RESTRICTED_OPERATION);
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		/* our own setup is not a coverage break */
-		bg_own_trigger_begin(req->relid);
-		if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE ON %s"
-								 " FOR EACH ROW EXECUTE FUNCTION %s.bloomguard_trigger()",
-								 BLOOMGUARD_TRIGGER_NAME, qname,
-								 quote_identifier(schema)),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not create the bloomguard trigger");
-		if (SPI_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
-								 qname, BLOOMGUARD_TRIGGER_NAME),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not enable the bloomguard trigger");
-		SPI_finish();
-		bg_own_trigger_end();
-		SetUserIdAndSecContext(save_userid, save_sec_context);
-
-		bg_registry_insert(req->relid, req->capacity, req->error_rate);
+		/* open it to see that it is still there; keep the lock only */
+		relation_close(relation_open(req->relid, ShareRowExclusiveLock), NoLock);
+		bg_create_feed(req->relid, req->owner, req->capacity, req->error_rate);
 
 		PopActiveSnapshot();
 		CommitTransactionCommand();

@@ -24,8 +24,9 @@
 # the lookups, in small) again with debug_discard_caches = 1, because every
 # backend-local cache must survive an invalidation at any point (make
 # installcheck-discard; planner.sql and lookup.sql themselves would take
-# hours so), and PostgreSQL's own regression
-# suite with the library loaded (test/core-regress.sh), SQLsmith
+# hours so), and PostgreSQL's own regression suite with the library loaded
+# and, twice more pairwise, with every table guarded from its creation and
+# the planner path off and on, compared (test/core-regress.sh), SQLsmith
 # (test/sqlsmith.sh) and the differential query generator
 # (test/diffgen.sh), run as root.
 set -uo pipefail
