@@ -23,8 +23,9 @@
 # installcheck-discard; planner.sql and lookup.sql themselves would take
 # hours so), and PostgreSQL's own regression
 # suite with the library loaded (test/core-regress.sh), SQLsmith
-# (test/sqlsmith.sh) and the differential query generator
-# (test/diffgen.sh), run as root.
+# (test/sqlsmith.sh), the differential query generator (test/diffgen.sh)
+# and the regression files of the planner path and the lookups under
+# Valgrind (test/valgrind.sh), run as root; the time each takes is logged.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -154,8 +155,10 @@ if [ "$assert" = 1 ]; then
 	run_suite discard-caches "make -s PG_CONFIG='$PG_CONFIG' installcheck-discard &&
 		perl test/check-logs.pl output_discard/log/postmaster.log expected"
 	bg_log "discard-caches: $(($(date +%s) - t0)) s"
-	for s in core-regress sqlsmith diffgen; do
+	for s in core-regress sqlsmith diffgen valgrind; do
+		t0=$(date +%s)
 		run_root_suite "$s" "bash test/$s.sh"
+		bg_log "$s: $(($(date +%s) - t0)) s"
 	done
 fi
 
