@@ -40,7 +40,7 @@ EXTENSION = bloomguard
 DATA = sql/bloomguard--1.0.sql sql/bloomguard--1.0--1.1.sql sql/bloomguard--1.1--1.2.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
-REGRESS = attach types writepaths lookup untyped security errors health layout build coverage hardening planner partition cascade upgrade discard
+REGRESS = attach types writepaths lookup untyped security errors health layout build coverage hardening planner shapes workers partition cascade upgrade discard
 REGRESS_OPTS = --temp-config=$(CURDIR)/test/bloomguard.conf --temp-instance=./tmp_check
 
 ISOLATION = attach_race rebuild_race attach_deadlock planner_race partition_race partition_midstatement feed_buffer

@@ -47,6 +47,25 @@ EXECUTE dc_expr(9);
 EXECUTE dc_expr(90);
 SELECT explain_guard('EXECUTE dc_expr(90)', true);
 DEALLOCATE dc_expr;
+-- a pseudoconstant condition: not wrapped (shapes.sql); every run-time key
+-- of a wrapped scan is evaluated before the filter is asked, the scan
+-- started at start-up (an expression) or late (an initplan's value)
+PREPARE dc_gate(int, bool) AS SELECT v FROM dc WHERE id = $1 AND $2;
+EXECUTE dc_gate(7, true);
+EXECUTE dc_gate(70, true);
+SELECT explain_guard('EXECUTE dc_gate(7, true)');
+PREPARE dc_div(int, int) AS SELECT v FROM dc WHERE id = $1 AND id < 100 / $2;
+PREPARE dc_sub(int, int) AS SELECT v FROM dc WHERE id = $1 AND id < (SELECT 100 / $2);
+EXECUTE dc_div(70, 0);
+EXECUTE dc_div(NULL, 0);
+EXECUTE dc_div(7, 1);
+EXECUTE dc_sub(70, 0);
+EXECUTE dc_sub(7, 1);
+-- (the InitPlan's lines differ between versions)
+SELECT e FROM explain_guard('EXECUTE dc_sub(70, 1)', true) e WHERE e !~ 'InitPlan|Result';
+DEALLOCATE dc_gate;
+DEALLOCATE dc_div;
+DEALLOCATE dc_sub;
 RESET plan_cache_mode;
 -- a nested-loop anti-join, the inner scan rescanned with each outer key
 CREATE TABLE dc_batch (id int);

@@ -16,6 +16,7 @@
 
 #include "catalog/pg_class.h"
 #include "catalog/pg_namespace.h"
+#include "catalog/pg_proc.h"
 #include "utils/acl.h"
 
 #if PG_VERSION_NUM < 150000
@@ -40,11 +41,15 @@
 	object_ownercheck(RelationRelationId, (relid), (roleid))
 #define bg_namespace_aclcheck(nspid, roleid, mode) \
 	object_aclcheck(NamespaceRelationId, (nspid), (roleid), (mode))
+#define bg_proc_aclcheck(procid, roleid, mode) \
+	object_aclcheck(ProcedureRelationId, (procid), (roleid), (mode))
 #else
 #define bg_class_ownercheck(relid, roleid) \
 	pg_class_ownercheck((relid), (roleid))
 #define bg_namespace_aclcheck(nspid, roleid, mode) \
 	pg_namespace_aclcheck((nspid), (roleid), (mode))
+#define bg_proc_aclcheck(procid, roleid, mode) \
+	pg_proc_aclcheck((procid), (roleid), (mode))
 #endif
 
 /*

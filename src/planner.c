@@ -14,10 +14,6 @@
  * it, once that is costed (set_join_pathlist_hook).  At execution the wrapper
  * evaluates the key values, asks the filter, and returns nothing when it
  * says absent; otherwise it runs the wrapped scan unchanged.
- * "pk = ANY (array)" is not wrapped: handing the wrapped scan a filtered
- * array needs an executor parameter of the wrapper's own, which
- * EvalPlanQual rechecks, subplans and a second array condition on the
- * column all got wrong in review (a crash, lost rows, planning errors).
  *
  * Why the wrapper replaces the index path in place, at the same cost.  It
  * never does more than the wrapped scan (one filter check, a fraction of a
@@ -38,26 +34,64 @@
  * are left as they are: a parallel nested loop the planner prefers keeps
  * its plain index scan.
  *
- * Paths are wrapped only where the shortcut can be right:
- *	- the table is guarded (it has a slot) and bloomguard.transparent is
- *	  on.  Cached plans follow the guard: a build that puts a filter in
- *	  place (attach's, a rebuild, the worker's first build after a restart)
+ * What is wrapped: a path is wrapped only where the shortcut can be right
+ * and the node's plan is the one it was written for:
+ *	- an IndexPath of an index scan or index-only scan of the table's
+ *	  primary key index, with no ORDER BY operators, whose index clauses
+ *	  fix every key column by equality under the key's own btree operator
+ *	  family, to a value whose type converts to the key type exactly as
+ *	  guarded_exists() converts an argument (args.c);
+ *	- of a plain table (a partition is one; an inheritance parent scanned
+ *	  with its children is not) that is guarded (it has a slot), with
+ *	  bloomguard.transparent on.
+ *	  Cached plans follow the guard: a build that puts a filter in place
+ *	  (attach's, a rebuild, the worker's first build after a restart)
  *	  sends a relcache invalidation as it swaps the filter in (build.c),
  *	  and detach sends one at commit.  Claiming a slot sends none: a plan
  *	  made before the worker claims one stays unwrapped until that build,
  *	  and one made between the claim and the build is wrapped and falls
- *	  back at execution until then (the guard is not ready);
- *	- row-level security does not apply to the query, nor to a parent the
- *	  table was expanded from (the wrapped scan would
- *	  keep its quals, but the filter must not be consulted: trust.c);
- *	- every key column is fixed by equality under the key's own btree
- *	  operator family, to a value whose type converts to the key type
- *	  exactly as guarded_exists() converts an argument (args.c);
- *	- the path is not parallel: a parallel worker's lock table and statement
- *	  list do not show the leader's writes (statement.c), so the wrapper is
- *	  parallel_safe = false.
+ *	  back at execution until then (the guard is not ready).
  * Everything else the trust rule needs is checked at execution, on every
  * rescan (guardscan.c), because cached plans outlive settings and states.
+ *
+ * What is refused, and gets PostgreSQL's plain plan:
+ *	- every other kind of path: bitmap scans, sequential scans, "pk = ANY
+ *	  (array)" (handing the wrapped scan a filtered array needs an
+ *	  executor parameter of the wrapper's own, which EvalPlanQual
+ *	  rechecks, subplans and a second array condition on the column all
+ *	  got wrong in review: a crash, lost rows, planning errors), a key
+ *	  compared with a subplan (it would be evaluated twice), keys not
+ *	  fixed whole;
+ *	- a path whose plan create_scan_plan() would put under a gating
+ *	  Result: one whose restriction or join clauses include a
+ *	  pseudoconstant (a condition that references no column of the
+ *	  query level, such as now() > ..., current_user = ..., a boolean
+ *	  parameter, or $1 = 6 that an equivalence class derives from id = $1
+ *	  AND id = 6; root->hasPseudoConstantQuals answers most queries at
+ *	  once).  The node's child would be that Result, not the scan.  The
+ *	  other way out, stripping the child's Result in PlanCustomPath (the
+ *	  same Result stands above the node), rests on createplan.c gating
+ *	  the custom scan with the very clauses it gated the index scan with,
+ *	  an internal detail the node would have to re-check on every
+ *	  version; refusing costs only the shortcut of such queries;
+ *	- parallel paths: a parallel worker's lock table and writer list do
+ *	  not show the leader's writes (statement.c, trust.c), so the node is
+ *	  parallel_safe = false, partial paths are never wrapped, and a
+ *	  parallel append (under a Gather) is left as it is;
+ *	- row-level security applying to the query, or to a parent the table
+ *	  was expanded from (the wrapped scan would keep its quals, but the
+ *	  filter must not be consulted: trust.c).
+ * The node cannot be refused once the path is chosen: create_plan() takes
+ * whatever PlanCustomPath returns for a CustomScan.  So should the wrapped
+ * path's plan be anything but the index scan it promised, PlanCustomPath
+ * gives the node no key values (logged at DEBUG1), and guardscan.c tests
+ * the child's node type before it reads it and passes any other through.
+ *
+ * Why this is one file of some 650 lines: the two hooks, the copying of
+ * join paths down to a wrapped scan and PlanCustomPath all apply the one
+ * decision of what may be wrapped (bg_path_wrappable()), and a third of
+ * the file is the list above; split, the decision would be read in one
+ * file and applied in others.
  *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
@@ -193,6 +227,56 @@ bg_path_fixes_key(IndexPath *ipath, const BgKeyDesc *desc, BgPathKey *pk)
 		pk->values = lappend(pk->values, values[i]);
 	}
 	return true;
+}
+
+/*
+ * Would create_scan_plan() put a gating Result above the plan of this
+ * index path?  It does when a clause it enforces for the path is
+ * pseudoconstant (references no column of the query level: now() > ...,
+ * current_user = ..., a boolean parameter, $1 = 6 derived from id = $1 AND
+ * id = 6): those clauses are the index's restriction clauses (the table's,
+ * less what the index predicate implies) and, for a parameterized path,
+ * its join clauses, as createplan.c takes them on PostgreSQL 15 to 18.
+ * root->hasPseudoConstantQuals is false for most queries, and answers
+ * them at once.
+ */
+static bool
+bg_path_gated(PlannerInfo *root, IndexPath *ipath)
+{
+	ListCell   *lc;
+
+	if (!root->hasPseudoConstantQuals)
+		return false;
+	foreach(lc, ipath->indexinfo->indrestrictinfo)
+	{
+		if (lfirst_node(RestrictInfo, lc)->pseudoconstant)
+			return true;
+	}
+	if (ipath->path.param_info != NULL)
+	{
+		foreach(lc, ipath->path.param_info->ppi_clauses)
+		{
+			if (lfirst_node(RestrictInfo, lc)->pseudoconstant)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * May this path, of a relation whose key desc describes, be wrapped (the
+ * file header's list): an index scan or index-only scan, parallel or not
+ * as the caller requires, of the primary key index, fixing the whole key,
+ * with no gating Result above its plan?  Fills *pk if so.
+ */
+static bool
+bg_path_wrappable(PlannerInfo *root, Path *path, const BgKeyDesc *desc, BgPathKey *pk)
+{
+	return IsA(path, IndexPath) &&
+		(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan) &&
+		!path->parallel_aware &&
+		bg_path_fixes_key((IndexPath *) path, desc, pk) &&
+		!bg_path_gated(root, (IndexPath *) path);
 }
 
 /*
@@ -340,9 +424,8 @@ bg_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		BgPathKey	pk;
 
 		/* a discounted path must be in the list before joins are costed */
-		if (IsA(path, IndexPath) && (path->param_info == NULL || share > 0.0) &&
-			(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan) &&
-			bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
+		if ((path->param_info == NULL || share > 0.0) &&
+			bg_path_wrappable(root, path, info->desc, &pk))
 			lfirst(lc) = bg_guard_path(rel, (IndexPath *) path, share);
 	}
 	bg_keyinfo_release(info);
@@ -378,15 +461,14 @@ bg_wrap_inner_paths(PlannerInfo *root, Path *path)
 	switch (nodeTag(path))
 	{
 		case T_IndexPath:
-			if (path->param_info != NULL &&
-				(path->pathtype == T_IndexScan || path->pathtype == T_IndexOnlyScan))
+			if (path->param_info != NULL)
 			{
 				BgKeyInfo  *info = bg_rel_guardable(root, path->parent);
 				BgPathKey	pk;
 
 				if (info != NULL)
 				{
-					if (bg_path_fixes_key((IndexPath *) path, info->desc, &pk))
+					if (bg_path_wrappable(root, path, info->desc, &pk))
 						copy = (Path *) bg_guard_path(path->parent, (IndexPath *) path, 0.0);
 					bg_keyinfo_release(info);
 				}
@@ -479,11 +561,33 @@ bg_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerre
 }
 
 /*
+ * Is this plan the one the node was written for: an index scan or
+ * index-only scan of rel through the index ipath chose, with no ORDER BY
+ * operators?
+ */
+static bool
+bg_plan_expected(Plan *plan, RelOptInfo *rel, IndexPath *ipath)
+{
+	if (IsA(plan, IndexScan))
+		return ((IndexScan *) plan)->scan.scanrelid == rel->relid &&
+			((IndexScan *) plan)->indexid == ipath->indexinfo->indexoid &&
+			((IndexScan *) plan)->indexorderby == NIL;
+	if (IsA(plan, IndexOnlyScan))
+		return ((IndexOnlyScan *) plan)->scan.scanrelid == rel->relid &&
+			((IndexOnlyScan *) plan)->indexid == ipath->indexinfo->indexoid &&
+			((IndexOnlyScan *) plan)->indexorderby == NIL;
+	return false;
+}
+
+/*
  * PlanCustomPath: the CustomScan node.  It returns the wrapped scan's
  * tuples as they are: its scan tuple is the wrapped plan's target list,
  * and its own target list refers to that one-to-one.  custom_exprs are the
  * key values (create_customscan_plan() replaces outer Vars in them with the
- * same nestloop parameters as in the wrapped scan's conditions).
+ * same nestloop parameters as in the wrapped scan's conditions).  The node
+ * cannot be refused here (create_customscan_plan() takes whatever this
+ * returns for a CustomScan): a wrapped plan the path did not promise gets
+ * a node with no key values, which passes it through (guardscan.c).
  */
 static Plan *
 bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -501,6 +605,13 @@ bg_plan_guard_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		pk.values = NIL;
 	bg_keyinfo_release(info);
 	table_close(relation, NoLock);
+	if (list_length(custom_plans) != 1 || !bg_plan_expected(scan, rel, ipath))
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("BloomGuard: the plan of the wrapped path is a node of type %d, not the index scan planned; it is passed through",
+								 (int) nodeTag(scan))));
+		pk.values = NIL;
+	}
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;	/* the wrapped scan enforces every clause */

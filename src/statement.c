@@ -67,9 +67,12 @@
  *	  its kin), the table synchronization worker (CopyFrom() called
  *	  directly) and pglogical's apply: none passes the executor's hooks or
  *	  ProcessUtility, and all run with session_replication_role = replica;
- *	- nothing else writes rows into a table that has triggers (CREATE
- *	  TABLE AS and REFRESH MATERIALIZED VIEW write new relations, ALTER
- *	  TABLE's and CLUSTER's rewrites copy rows whose keys are fed already).
+ *	- nothing else in PostgreSQL writes rows into a table that has
+ *	  triggers (CREATE TABLE AS and REFRESH MATERIALIZED VIEW write new
+ *	  relations, ALTER TABLE's and CLUSTER's rewrites copy rows whose keys
+ *	  are fed already).  An extension's C code can: CopyFrom() called
+ *	  outside ProcessUtility (Citus's local COPY into a shard) is not on
+ *	  the list, and trust.c's header says where that leaves the rule.
  *
  * What is tracked.  The hooks below keep a list of writers, each with the
  * command id its rows get, the tables it writes into, and the number of
@@ -111,16 +114,24 @@
  * calls took 1.9 times as long as in an ordinary session), and a check of
  * one variable for every other lookup.
  *
- * Proof of (I).  Take a row of T of this transaction that S sees, written
- * by writer W with command id c, so c < S->curcid or W froze it.  If W is
- * one of the replication workers, the lookup runs in that worker (a
- * trigger or function fired by its writes), with session_replication_role
- * = replica, and does not trust.  (A SECURITY DEFINER function of a
- * superuser that sets the role back to origin is outside this argument.)
- * Otherwise W was on the list from its start, and either its events have
- * fired, so the row's key is fed, or W is still on the list, with c below
- * S->curcid or frozen, and the lookup does not trust.  The cases of the
- * list above show that W leaves the list only after its events fired.
+ * Proof of (I).  It rests on a premise: (P) the lookup runs in the
+ * backend that owns the list, the one whose transaction wrote the rows.
+ * "This transaction's own rows" are the rows of the lookup's own backend
+ * only there: a parallel worker shares its leader's transaction and sees
+ * its rows, but has a list (and a feed buffer) of its own, which is empty.
+ * So trust.c never trusts in a parallel worker, and every other kind of
+ * process that can look a key up runs its own transaction (trust.c's
+ * header lists them).  Take then, in such a backend, a row of T of this
+ * transaction that S sees, written by writer W with command id c, so
+ * c < S->curcid or W froze it.  If W is one of the replication workers,
+ * the lookup runs in that worker (a trigger or function fired by its
+ * writes), with session_replication_role = replica, and does not trust.
+ * (A SECURITY DEFINER function of a superuser that sets the role back to
+ * origin is outside this argument.)  Otherwise W was on the list from its
+ * start, and either its events have fired, so the row's key is fed, or W
+ * is still on the list, with c below S->curcid or frozen, and the lookup
+ * does not trust.  The cases of the list above show that W leaves the
+ * list only after its events fired.
  *
  * The trigger does not set bits itself: it appends the key to this
  * backend's feed buffer (feedbuffer.c).  The rule still holds with the buffer,

@@ -28,6 +28,9 @@
  *	  the statement's own scans cannot (statement.c has the argument);
  *	  keys whose triggers have fired may still be in this backend's feed
  *	  buffer, and the ask flushes the table's first (feedbuffer.c);
+ *	- the lookup does not run in a parallel worker (IsParallelWorker()):
+ *	  the writer list and the feed buffer belong to the leader, and a
+ *	  worker sees the leader's rows with neither (below);
  *	- session_replication_role is not replica: the logical replication
  *	  apply and table synchronization workers, and pglogical's, write rows
  *	  without passing the hooks that track writers, and run in that role;
@@ -60,6 +63,61 @@
  * (perf, PL/pgSQL loop of test/bench/plpgsql_loop.sh), so nothing more is
  * cached.
  *
+ * Execution contexts.  statement.c's proof of the rule assumes that the
+ * lookup runs in the backend whose statements wrote the rows it can see
+ * uncommitted, the one that owns the writer list and the feed buffer, and
+ * that every writer of rows of a guarded table passes ExecutorStart (with
+ * its ExecutorFinish) or ProcessUtility.  Every kind of process or path
+ * that can run a lookup (guarded_exists(), bloomguard_check(), a query with
+ * the BloomGuard node) or write rows, and why the rule holds or refuses:
+ *	- a client backend, and everything it runs in-process: functions,
+ *	  triggers, SPI: the premise itself;
+ *	- a parallel worker (parallel query, a parallel index build or vacuum,
+ *	  bloomguard's own parallel build): it shares the leader's transaction
+ *	  and sees its rows, but not its writer list or feed buffer, and a
+ *	  query planned inside it (the body of a function labelled PARALLEL
+ *	  SAFE) may carry the node, or call guarded_exists(), whatever their
+ *	  own labels say.  The rule refuses: never trusted in a parallel worker
+ *	  (sql/workers.sql);
+ *	- SPI inside referential integrity triggers: the checks of a foreign
+ *	  key look up the referenced table, and the referential actions write
+ *	  rows, through SPI in the backend whose statement fired them, so both
+ *	  pass the executor's hooks (statement.c's writers without a level of
+ *	  their own);
+ *	- event triggers: their functions run in the backend that runs the
+ *	  DDL, inside ProcessUtility, and their queries and writes go through
+ *	  SPI and the executor's hooks: the premise holds;
+ *	- autovacuum workers: VACUUM and ANALYZE write no rows of user tables,
+ *	  and ANALYZE's user code (index expressions, predicates) runs in a
+ *	  transaction with no writes of its own, so it sees rows of other
+ *	  transactions only once they are committed, when their keys are fed;
+ *	- other extensions' background workers connected to a database (as
+ *	  pg_cron's): ordinary backends to the rule.  Their statements pass the
+ *	  executor's hooks or ProcessUtility, their lookups run in themselves;
+ *	- the logical replication apply worker, its table synchronization
+ *	  workers and (16 and later) its parallel apply workers, and
+ *	  pglogical's: they write rows with ExecSimpleRelationInsert() and its
+ *	  kin or CopyFrom() directly, but always with session_replication_role
+ *	  = replica (ApplyWorkerMain() on 15; InitializeLogRepWorker(), which
+ *	  the table sync and parallel apply workers call too, on 16 to 18), and
+ *	  a lookup in that role is never trusted (above);
+ *	- a writer that calls CopyFrom() from C outside ProcessUtility (a
+ *	  bulk loader, Citus's LocalCopyToShard() for a shard on the
+ *	  coordinator, inside Citus's own COPY): its feed events fire inside
+ *	  CopyFrom(), which opens and closes a trigger level of its own, so
+ *	  every lookup after it is covered; but a lookup nested inside it (a
+ *	  BEFORE trigger or default expression of the table being copied into)
+ *	  can see its earlier rows before their keys are fed, and no list has
+ *	  the writer.  The rule does not hold there, and nothing at lookup time
+ *	  can tell: such a table must not be guarded while such a writer fills
+ *	  it.  bloomguard_attach() refuses Citus's distributed, reference and
+ *	  local tables; the shards themselves, and the local COPY into them,
+ *	  are tested on Citus by the scale-out work (issue 25, item 4);
+ *	- a writer that inserts through the table access method without the
+ *	  executor or CopyFrom() fires no trigger at all: its keys never reach
+ *	  the filter, which no rule can make up for.  Such writers are outside
+ *	  what bloomguard supports, as they are for every trigger.
+ *
  * Row-level security: the filter knows every key, hidden or not, and
  * every observable of a lookup that consulted it (the counters in
  * bloomguard_health, an index probe on "maybe" that idx_scan counts, the
@@ -73,6 +131,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
@@ -172,6 +231,9 @@ bg_filter_trusted(Relation rel, const BgKeyInfo *info, Snapshot snap,
 		 !bg_wal_standby_trusts()))
 		return false;
 	if (IsolationIsSerializable())
+		return false;
+	/* a worker has none of the leader's writer list (see the file header) */
+	if (IsParallelWorker())
 		return false;
 	/* the replication workers write rows without the hooks (statement.c) */
 	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
