@@ -10,6 +10,8 @@
 #                                   # the postgres user
 #   DIFFGEN_STATEMENTS=3000 DIFFGEN_SEED=42 test/diffgen.sh
 #   test/diffgen.sh --long          # ten times the statements
+#   test/diffgen.sh --only r_errors,w_parallel   # these kinds only
+#                                   # (test/diffgen.py lists them)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/lib/common.sh"

@@ -16,8 +16,9 @@
 #     source package (test/assert-build.sh, cached under $BG_CACHE), runs
 #     test/run-all.sh --no-bench --assert: the same suites, then
 #     sql/discard.sql with debug_discard_caches = 1 and, where the checkout
-#     has them, PostgreSQL's own regression suite, SQLsmith and the
-#     differential query generator (MATRIX_ASSERT=0 skips the row);
+#     has them, PostgreSQL's own regression suite, SQLsmith, the
+#     differential query generator and the planner path's and lookups'
+#     regression files under Valgrind (MATRIX_ASSERT=0 skips the row);
 #   - 16 has no Debian package: test/pg16-from-source.sh builds it from a
 #     source tree on a developer's machine (not run here).
 #

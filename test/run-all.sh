@@ -19,6 +19,9 @@
 #   PG_CONFIG=$(test/assert-build.sh) test/run-all.sh --no-bench --assert
 #                                    # an assert-enabled server, with the
 #                                    # suites of the matrix's assert row
+#   PG_CONFIG=$(test/assert-build.sh) test/run-all.sh --no-bench --assert --long
+#                                    # the same, with the random and
+#                                    # Valgrind suites in their long mode
 #
 # --assert adds, after the others: sql/discard.sql (the planner path and
 # the lookups, in small) again with debug_discard_caches = 1, because every
@@ -27,19 +30,25 @@
 # hours so), and PostgreSQL's own regression suite with the library loaded
 # and, twice more pairwise, with every table guarded from its creation and
 # the planner path off and on, compared (test/core-regress.sh), SQLsmith
-# (test/sqlsmith.sh) and the differential query generator
-# (test/diffgen.sh), run as root.
+# (test/sqlsmith.sh), the differential query generator (test/diffgen.sh)
+# and the regression files of the planner path and the lookups under
+# Valgrind (test/valgrind.sh), run as root; the time each takes is logged.
+# --long (the long mode, not run by CI) runs those three tools ten times
+# longer: SQLsmith 15000 queries, the generator 30000 statements, and
+# every regression file under Valgrind but the timing-dependent ones.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 bench=1
 assert=0
+long=0
 for arg in "$@"; do
 	case $arg in
 	--all-versions) exec bash "$top/test/matrix.sh" ;;
 	--no-bench) bench=0 ;;
 	--assert) assert=1 ;;
-	*) echo "usage: $0 [--all-versions | [--no-bench] [--assert]]" >&2; exit 2 ;;
+	--long) long=1 ;;
+	*) echo "usage: $0 [--all-versions | [--no-bench] [--assert [--long]]]" >&2; exit 2 ;;
 	esac
 done
 
@@ -185,8 +194,20 @@ if [ "$assert" = 1 ]; then
 	run_suite discard-caches "make -s PG_CONFIG='$PG_CONFIG' installcheck-discard &&
 		perl test/check-logs.pl output_discard/log/postmaster.log expected"
 	bg_log "discard-caches: $(($(date +%s) - t0)) s"
-	for s in core-regress sqlsmith diffgen; do
-		run_root_suite "$s" "bash test/$s.sh"
+	for s in core-regress sqlsmith diffgen valgrind; do
+		t0=$(date +%s)
+		opts=""
+		if [ "$long" = 1 ]; then
+			case $s in
+			sqlsmith) opts="SQLSMITH_QUERIES=${SQLSMITH_QUERIES:-15000}" ;;
+			diffgen | valgrind) opts="--long" ;;
+			esac
+		fi
+		case $opts in
+		*=*) run_root_suite "$s" "$opts bash test/$s.sh" ;;
+		*) run_root_suite "$s" "bash test/$s.sh $opts" ;;
+		esac
+		bg_log "$s: $(($(date +%s) - t0)) s"
 	done
 fi
 
