@@ -1,0 +1,640 @@
+#!/usr/bin/env bash
+# bloomguard cold-index benchmark: lookups against primary key indexes
+# several times larger than what the server may cache, the case the guard
+# is for (an absent key then costs a read from the disk, which the filter
+# saves).
+#
+#   test/bench/cold.sh                  # full run, about 70 minutes on 2 cores
+#   BENCH_SMOKE=1 test/bench/cold.sh    # 1M bigint keys, about a minute (CI)
+#
+# Needs root: the server runs in a memory cgroup (test/lib/cgroup.sh) that
+# the script makes and removes, cgroup v1 (a "memory" hierarchy) or v2
+# (the unified hierarchy, as on a stock Debian 12).  Where none can be
+# made (not root, a container without cgroup access, a chroot) it says so
+# and exits 0 without measuring.  As root it installs what is missing
+# (gnuplot), builds and installs bloomguard if it is not installed, and
+# runs the measurements as the postgres user, whose own server it moves
+# into the cgroup at start.  On PostgreSQL 16 and later, debug_io_direct =
+# data is another way to read from the disk; this script does not use it.
+#
+# For each key type (bigint, and a 32-byte sha256 as bytea) and each size:
+# load the table (even keys present, odd keys absent, so misses land on the
+# same index pages as hits), attach the guard, then lower the cgroup's
+# limit to shared memory + processes + a fixed page-cache budget, so that
+# the kernel evicts the table and its index down to that budget.  Then, in
+# interleaved rounds (the order rotating), pgbench -M prepared runs SELECT 1,
+# and absent keys, the 80/20 mix and present keys with guarded_exists()
+# and with plain EXISTS (bloomguard.transparent off).  The filter stays
+# allocated in both arms.  Per run: lookups/s, index and heap blocks read
+# per lookup (pg_statio_user_indexes / _tables: shared-buffer misses, OS
+# cache hits included), 8 kB device reads per lookup (read_bytes of the
+# server's processes, /proc/PID/io), read time per lookup
+# (track_io_timing), refaults (memory.stat).  Writes test/bench/out/:
+# results-cold.md, cold.csv, cold.png.  Exits non-zero on a wrong answer,
+# a failed run, a guarded miss that reads the index, or a cold case that
+# is not cold (plain misses that do not reach the disk).
+#
+# Parameters (environment):
+#   BENCH_COLD_SIZES    keys per table            ("10000000 40000000 100000000"; smoke 1000000)
+#   BENCH_COLD_KEYS     key types                 ("bigint bytea"; smoke bigint)
+#   BENCH_COLD_CLIENTS  pgbench clients           (2)
+#   BENCH_COLD_SWEEP    more client counts, absent keys and the mix only ("1 4 8"; smoke "")
+#   BENCH_COLD_SWEEP_SIZES  sizes the sweep runs at (40000000)
+#   BENCH_COLD_SECONDS  seconds per run           (10; smoke 1)
+#   BENCH_COLD_WARM     seconds of warm-up per script and size, 0 for none (3; smoke 0)
+#   BENCH_COLD_ROUNDS   interleaved rounds        (3; smoke 1)
+#   BENCH_COLD_SHARED_BUFFERS  shared_buffers     (64MB; smoke 2MB)
+#   BENCH_COLD_CACHE_MB  page-cache budget in the limit, MB (160; smoke 4)
+#   BENCH_COLD_BACKEND_MB  allowance per client's backend in the limit, MB (4)
+#   BENCH_OUT           output directory          (test/bench/out)
+#   BENCH_KEEP=1        keep the temporary cluster directory
+set -Eeuo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$top/test/lib/common.sh"
+. "$top/test/lib/cgroup.sh"
+
+OUT=${BENCH_OUT:-$here/out}
+CMD_SHOWN=${BENCH_CMD:-"${BENCH_SMOKE:+BENCH_SMOKE=$BENCH_SMOKE }test/bench/cold.sh"}
+IO_DIRECT_NOTE="on PostgreSQL 16 and later, debug_io_direct = data in postgresql.conf is another way to make every read reach the disk"
+
+# ---------------------------------------------------------------- as root
+if [ "$(id -u)" = 0 ]; then
+	bg_install_deps gnuplot-nox || exit 1
+	if [ ! -f "$PG_PKGLIBDIR/bloomguard.so" ]; then
+		bg_build_install "$top" || exit 1
+	fi
+	if ! bg_cg_create bloomguard-cold postgres; then
+		echo "cold-index benchmark SKIPPED: no memory cgroup: $BG_CG_WHY ($IO_DIRECT_NOTE)"
+		exit 0
+	fi
+	stage=$(mktemp -d /tmp/bgcold-stage.XXXXXX)
+	trap 'bg_cg_remove; rm -rf "$stage"' EXIT
+	mkdir -p "$stage/test/bench" "$stage/test/lib" "$stage/out"
+	cp "$here/cold.sh" "$stage/test/bench/"
+	cp "$top/test/lib/common.sh" "$top/test/lib/cgroup.sh" "$stage/test/lib/"
+	chown -R postgres:postgres "$stage"
+	chmod 755 "$stage"
+	envs="PG_CONFIG=$(printf %q "$PG_CONFIG") BENCH_OUT=$(printf %q "$stage/out") BENCH_CMD=$(printf %q "$CMD_SHOWN")"
+	envs="$envs BG_CG=$(printf %q "$BG_CG") BG_CG_VERSION=$BG_CG_VERSION"
+	for v in $(compgen -e | grep '^BENCH_' || true); do
+		case $v in BENCH_OUT | BENCH_CMD) continue ;; esac
+		envs="$envs $v=$(printf %q "${!v}")"
+	done
+	bg_log "memory cgroup v$BG_CG_VERSION: $BG_CG"
+	rc=0
+	(
+		bg_cg_enter_client
+		exec su postgres -s /bin/bash -c "cd $stage && env $envs bash $stage/test/bench/cold.sh"
+	) || rc=$?
+	mkdir -p "$OUT"
+	rm -f "$OUT"/results-cold.md "$OUT"/cold.csv "$OUT"/cold.png "$OUT"/cold*.dat
+	cp -r "$stage/out/." "$OUT/"
+	[ "$rc" = 0 ] && bg_log "results in $OUT"
+	exit "$rc"
+fi
+
+if [ -z "${BG_CG:-}" ]; then
+	echo "cold-index benchmark SKIPPED: no memory cgroup: making one needs root (run test/bench/cold.sh as root; $IO_DIRECT_NOTE)"
+	exit 0
+fi
+
+# ---------------------------------------------------------------- parameters
+SMOKE=${BENCH_SMOKE:-0}
+if [ "$SMOKE" = 1 ]; then
+	d_sizes=1000000 d_keys=bigint d_sweep="" d_seconds=1 d_warm=0 d_rounds=1 d_sb=2MB d_cache=4
+else
+	d_sizes="10000000 40000000 100000000" d_keys="bigint bytea" d_sweep="1 4 8" d_seconds=10 d_warm=3 d_rounds=3 d_sb=64MB d_cache=160
+fi
+SIZES=${BENCH_COLD_SIZES:-$d_sizes}
+KEYS=${BENCH_COLD_KEYS:-$d_keys}
+CLIENTS=${BENCH_COLD_CLIENTS:-2}
+SWEEP=${BENCH_COLD_SWEEP-$d_sweep}
+SWEEP_SIZES=${BENCH_COLD_SWEEP_SIZES:-40000000}
+DUR=${BENCH_COLD_SECONDS:-$d_seconds}
+WARM=${BENCH_COLD_WARM:-$d_warm}
+ROUNDS=${BENCH_COLD_ROUNDS:-$d_rounds}
+SB=${BENCH_COLD_SHARED_BUFFERS:-$d_sb}
+CACHE_MB=${BENCH_COLD_CACHE_MB:-$d_cache}
+BACKEND_MB=${BENCH_COLD_BACKEND_MB:-4}
+
+for v in CLIENTS DUR ROUNDS CACHE_MB BACKEND_MB; do
+	[[ ${!v} =~ ^[0-9]+$ ]] && [ "${!v}" -ge 1 ] || { echo "BENCH_COLD parameter $v must be a whole number >= 1" >&2; exit 2; }
+done
+[[ $WARM =~ ^[0-9]+$ ]] || { echo "BENCH_COLD_WARM must be a whole number" >&2; exit 2; }
+for n in $SIZES $SWEEP $SWEEP_SIZES; do
+	[[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] || { echo "BENCH_COLD_SIZES, _SWEEP, _SWEEP_SIZES: whole numbers" >&2; exit 2; }
+done
+for k in $KEYS; do
+	case $k in bigint | bytea) ;; *) echo "BENCH_COLD_KEYS: bigint and/or bytea" >&2; exit 2 ;; esac
+done
+[[ $SB =~ ^[0-9]+(kB|MB|GB)$ ]] || { echo "BENCH_COLD_SHARED_BUFFERS: a size such as 64MB" >&2; exit 2; }
+
+T0=$(date +%s)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+say() { printf '[%4ds] %s\n' "$(($(date +%s) - T0))" "$*" >&2; }
+die() { say "FATAL: $*"; exit 1; }
+FAILS=()
+bad() { FAILS+=("$*"); say "FAIL: $*"; }
+trap 'say "error at line $LINENO: $BASH_COMMAND"' ERR
+
+[ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
+for tool in initdb pg_ctl psql pgbench; do
+	[ -x "$PG_BIN/$tool" ] || die "missing $PG_BIN/$tool"
+done
+[ -f "$PG_PKGLIBDIR/bloomguard.so" ] || die "bloomguard is not installed (run as root, or make install)"
+[ -w "$BG_CG/cgroup.procs" ] || die "cannot move a process into $BG_CG (cgroup.procs is not writable by $(id -un))"
+mkdir -p "$OUT"
+[ -w "$OUT" ] || die "cannot write to $OUT"
+rm -f "$OUT"/results-cold.md "$OUT"/cold.csv "$OUT"/cold.png "$OUT"/cold*.dat
+
+# ---------------------------------------------------------------- cluster
+tmp=$(mktemp -d /tmp/bgcold.XXXXXX)
+chmod 700 "$tmp"
+raw=$tmp/raw.tsv
+: >"$raw"
+pg_started=0
+cleanup() {
+	local rc=$?
+	trap - ERR
+	if [ "$pg_started" = 1 ]; then
+		"$PG_BIN/pg_ctl" -D "$tmp/data" -m fast -w -t 60 stop >/dev/null 2>&1 ||
+			"$PG_BIN/pg_ctl" -D "$tmp/data" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then say "kept $tmp"; else rm -rf "$tmp"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+max_size=0
+for n in $SIZES; do [ "$n" -gt "$max_size" ] && max_size=$n; done
+# the filters' pool: 2.5 bytes a key (capacity twice the rows, 1%), one at a time
+maxmem_mb=$((max_size * 25 / 10 / 1048576 + 16))
+max_clients=$CLIENTS
+for c in $SWEEP; do [ "$c" -gt "$max_clients" ] && max_clients=$c; done
+
+say "initdb in $tmp"
+"$PG_BIN/initdb" -D "$tmp/data" -A trust -E UTF8 --locale=C --no-sync >"$tmp/initdb.log" 2>&1 ||
+	{ cat "$tmp/initdb.log" >&2; die "initdb failed"; }
+cat >>"$tmp/data/postgresql.conf" <<EOF
+# --- bloomguard cold-index bench
+shared_preload_libraries = 'bloomguard'
+listen_addresses = ''
+unix_socket_directories = '$tmp'
+port = 5432
+shared_buffers = $SB
+max_connections = $((max_clients + 10))
+bloomguard.max_memory = ${maxmem_mb}MB
+# one filter per table, at load 0.5: no resize
+bloomguard.auto_rebuild = off
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+# tables created and loaded in one transaction skip the WAL
+wal_level = minimal
+max_wal_senders = 0
+autovacuum = off
+max_wal_size = 8GB
+checkpoint_timeout = 1h
+jit = off
+max_parallel_workers_per_gather = 0
+maintenance_work_mem = 1GB
+max_parallel_maintenance_workers = 2
+track_io_timing = on
+log_line_prefix = '%m [%p] '
+EOF
+export PGHOST=$tmp PGPORT=5432
+bg_cg_limit max
+# the postmaster and every process it starts are charged to the cgroup:
+# the pages they cache, the shared memory they touch first
+bg_cg_run "$PG_BIN/pg_ctl" -D "$tmp/data" -l "$tmp/pg.log" -w -t 60 start >/dev/null ||
+	{ tail -20 "$tmp/pg.log" >&2; die "could not start PostgreSQL"; }
+pg_started=1
+say "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}'), in memory cgroup v$BG_CG_VERSION $BG_CG"
+
+export PGOPTIONS="-c client_min_messages=warning"
+PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1)
+"${PSQL[@]}" -d postgres -c "CREATE DATABASE bench" >/dev/null
+sq() { "${PSQL[@]}" -d bench "$@"; }
+sq -c "CREATE EXTENSION bloomguard" >/dev/null
+calc() { awk "BEGIN {x = $*; print x}"; }
+
+# ---------------------------------------------------------------- measuring
+sc=$tmp/scripts
+mkdir -p "$sc"
+# the pgbench script for key type $1, workload $2 (miss hit mix), arm $3
+# (plain guarded), $4 keys
+write_script() {
+	local ty=$1 w=$2 arm=$3 n=$4 key tbl col
+	if [ "$ty" = bigint ]; then tbl=t col=id key=":id::bigint"; else tbl=h col=k key="sha256(int8send(:id::bigint))"; fi
+	{
+		case $w in
+		miss) echo "\\set id 2 * random(1, $n) + 1" ;;
+		hit) echo "\\set id 2 * random(1, $n)" ;;
+		mix) printf '%s\n' '\set r random(1, 100)' '\if :r <= 80' "\\set id 2 * random(1, $n) + 1" \
+			'\else' "\\set id 2 * random(1, $n)" '\endif' ;;
+		esac
+		if [ "$arm" = plain ]; then
+			echo "SELECT EXISTS (SELECT 1 FROM $tbl WHERE $col = $key);"
+		else
+			echo "SELECT guarded_exists('$tbl', $key);"
+		fi
+	} >"$sc/$ty.$w.$arm.sql"
+}
+echo 'SELECT 1;' >"$sc/select1.sql"
+
+# Wait until no client backend but ours is left (a backend reports its
+# statistics as it exits, and its reads then count in the postmaster's
+# read_bytes), then print index blocks read, index blocks hit, heap blocks
+# read and read time (ms).  In one session: on a server this short of
+# memory, a new backend reads its catalogs from the disk, so every
+# connection counts.
+sq >/dev/null <<'SQL'
+CREATE FUNCTION bench_counters() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1 .. 300 LOOP
+		PERFORM pg_stat_clear_snapshot();
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity
+		                       WHERE backend_type = 'client backend' AND pid <> pg_backend_pid());
+		IF i = 300 THEN
+			RAISE EXCEPTION 'backends still running 30 s after pgbench';
+		END IF;
+		PERFORM pg_sleep(0.1);
+	END LOOP;
+	RETURN concat_ws(' ',
+		(SELECT coalesce(sum(idx_blks_read), 0) FROM pg_statio_user_indexes),
+		(SELECT coalesce(sum(idx_blks_hit), 0) FROM pg_statio_user_indexes),
+		(SELECT coalesce(sum(heap_blks_read), 0) FROM pg_statio_user_tables),
+		(SELECT blk_read_time FROM pg_stat_database WHERE datname = current_database()));
+END
+$$;
+SQL
+io_counters() { sq -c "SELECT bench_counters()"; }
+cg_counter() { bg_cg_stat | awk -v k="$1" '$1 == k {print $2}'; }
+
+# run_one SCRIPT CLIENTS SECONDS PGOPTIONS_EXTRA: pgbench -M prepared; prints
+# "tps lookups idx_read idx_hit heap_read dev_bytes read_ms refaults"
+run_one() {
+	local f=$1 c=$2 dur=$3 opts=${4:-} a b ra rb fa fb out tps n failed
+	a=$(io_counters) || return 1
+	ra=$(bg_cg_read_bytes) fa=$(cg_counter refaults)
+	if ! out=$(PGOPTIONS="$PGOPTIONS $opts" "$PG_BIN/pgbench" -n -M prepared -c "$c" -j "$c" -T "$dur" -f "$f" bench 2>&1); then
+		printf '%s\n' "$out" | grep -iE 'error|abort|fatal' | head -3 >&2
+		return 1
+	fi
+	b=$(io_counters) || return 1
+	rb=$(bg_cg_read_bytes) fb=$(cg_counter refaults)
+	tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\) (without.*/\1/p')
+	n=$(printf '%s\n' "$out" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
+	failed=$(printf '%s\n' "$out" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
+	[ -n "$tps" ] && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "${failed:-0}" = 0 ] || return 1
+	echo "$a $b" | awk -v tps="$tps" -v n="$n" -v rd=$((rb - ra)) -v rf=$((fb - fa)) \
+		'{print tps, n, $5 - $1, $6 - $2, $7 - $3, rd, $8 - $4, rf}'
+}
+# rec TYPE SIZE CLIENTS WORKLOAD ARM ROUND "run_one output": one line of raw.tsv,
+# per lookup: idx_read idx_hit heap_read dev_reads(8 kB) read_us refaults(4 kB pages)
+rec() {
+	local tps n ir ih hr db rms rf
+	read -r tps n ir ih hr db rms rf <<<"$7"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$tps" \
+		"$(awk -v n="$n" -v ir="$ir" -v ih="$ih" -v hr="$hr" -v db="$db" -v rms="$rms" -v rf="$rf" \
+			'BEGIN {printf "%.4f\t%.4f\t%.4f\t%.4f\t%.2f\t%.4f", ir / n, ih / n, hr / n, db / 8192 / n, 1000 * rms / n, rf / n}')" >>"$raw"
+}
+# measure TYPE SIZE CLIENTS ROUND ARMS...: one run of each arm ("select1" or
+# WORKLOAD.ARM), in the order given
+measure() {
+	local ty=$1 n=$2 c=$3 r=$4 a out opts f
+	shift 4
+	for a in "$@"; do
+		if [ "$a" = select1 ]; then f=$sc/select1.sql opts=""; else f=$sc/$ty.$a.sql; fi
+		case $a in *.plain) opts="-c bloomguard.transparent=off" ;; *) opts="" ;; esac
+		if out=$(run_one "$f" "$c" "$DUR" "$opts"); then
+			rec "$ty" "$n" "$c" "${a%.*}" "$([ "$a" = select1 ] && echo select1 || echo "${a#*.}")" "$r" "$out"
+		else
+			bad "pgbench $ty $n keys, $c clients, $a, round $r"
+		fi
+	done
+}
+# the arms in an order that rotates with round $1
+rotate() { local r=$1; shift; local a=("$@") i; for ((i = 0; i < ${#a[@]}; i++)); do printf '%s ' "${a[(i + r) % ${#a[@]}]}"; done; }
+
+# guarded_exists must equal EXISTS; no present key may be 'absent'
+check_answers() { # type size
+	local tbl col key out
+	if [ "$1" = bigint ]; then tbl=t col=id key=x; else tbl=h col=k key="sha256(int8send(x))"; fi
+	out=$(sq -F ' ' -c "
+	SELECT count(*) FILTER (WHERE g IS DISTINCT FROM e), count(*) FILTER (WHERE g IS DISTINCT FROM present),
+	       count(*) FILTER (WHERE NOT present AND NOT g)
+	  FROM (SELECT x BETWEEN 2 AND 2 * $2 AND x % 2 = 0 AS present, guarded_exists('$tbl', $key) AS g,
+	               EXISTS (SELECT 1 FROM $tbl WHERE $col = $key) AS e
+	          FROM (SELECT floor(random() * (2 * $2 + 6))::bigint - 2 AS x FROM generate_series(1, 2000)) s) q")
+	read -r d1 d2 _ <<<"$out"
+	[ "$d1" = 0 ] && [ "$d2" = 0 ] || bad "$1, $2 keys: guarded_exists differs from EXISTS on $d1 of 2000 keys, from the truth on $d2"
+}
+
+SIZES_DONE=""
+declare -A INFO
+for ty in $KEYS; do
+	for n in $SIZES; do
+		if [ "$ty" = bigint ]; then tbl=t col=id expr="2 * g" coldef="id bigint NOT NULL"; need=$((n * 110)); else
+			tbl=h col=k expr="sha256(int8send(2 * g))" coldef="k bytea NOT NULL"; need=$((n * 200)); fi
+		avail=$(($(df -Pk "$tmp" | awk 'NR == 2 {print $4}') * 1024))
+		if [ "$avail" -lt "$need" ]; then
+			bad "$ty, $n keys: skipped, $((avail >> 20)) MB free on the disk, about $((need >> 20)) MB needed"
+			continue
+		fi
+		# ------------------------------------------------ load (no limit)
+		bg_cg_limit max
+		t1=$(date +%s)
+		say "$ty, $n keys: loading"
+		sq >/dev/null <<EOF
+BEGIN;
+CREATE TABLE $tbl ($coldef);
+INSERT INTO $tbl SELECT $expr FROM generate_series(1, $n) g;
+ALTER TABLE $tbl ADD PRIMARY KEY ($col);
+COMMIT;
+VACUUM (ANALYZE) $tbl;
+SELECT bloomguard_attach('$tbl');
+EOF
+		INFO[$ty.$n.load_s]=$(($(date +%s) - t1))
+		state=$(sq -c "SELECT state FROM bloomguard_health WHERE relation = '$tbl'::regclass")
+		[ "$state" = ready ] || die "$ty, $n keys: guard $state after attach"
+		check_answers "$ty" "$n"
+		[ ${#FAILS[@]} = 0 ] || die "wrong answers; not benchmarking"
+		read -r INFO[$ty.$n.index] INFO[$ty.$n.heap] INFO[$ty.$n.filter] <<<"$(sq -F ' ' -c "
+			SELECT pg_relation_size('${tbl}_pkey'), pg_relation_size('$tbl'), memory_bytes
+			  FROM bloomguard_health WHERE relation = '$tbl'::regclass")"
+		for w in miss hit mix; do
+			for arm in plain guarded; do write_script "$ty" "$w" "$arm" "$n"; done
+		done
+
+		# ------------------------------------------------ the limit
+		# shared memory as used: the segment less the filters' pool not in
+		# use (untouched, so never charged); the private memory of the
+		# server's processes now, and an allowance for each client's
+		# backend; and the page cache budget
+		sq -c "CHECKPOINT" >/dev/null
+		sync
+		shm=$(sq -c "SELECT (SELECT setting::bigint * 1048576 FROM pg_settings WHERE name = 'shared_memory_size')
+			- (SELECT max_memory + max_memory / 8 - memory_in_use FROM bloomguard_guard_stats() LIMIT 1)")
+		anon=$(cg_counter anon)
+		limit=$((shm + anon + max_clients * BACKEND_MB * 1048576 + CACHE_MB * 1048576))
+		INFO[$ty.$n.shm]=$shm INFO[$ty.$n.limit]=$limit INFO[$ty.$n.anon]=$anon
+		ok=0
+		for i in 1 2 3 4 5; do
+			bg_cg_limit "$limit" 2>/dev/null && { ok=1; break; }
+			sleep 2
+		done
+		[ "$ok" = 1 ] || die "$ty, $n keys: the cgroup's usage could not be brought under $((limit >> 20)) MB"
+		say "$ty, $n keys: index $((INFO[$ty.$n.index] >> 20)) MB, table $((INFO[$ty.$n.heap] >> 20)) MB, filter $((INFO[$ty.$n.filter] >> 20)) MB; server limited to $((limit >> 20)) MB (shared memory $((shm >> 20)) MB, processes $((anon >> 20)) MB + $max_clients x $BACKEND_MB MB, page cache $CACHE_MB MB)"
+
+		# ------------------------------------------------ warm-up, rounds
+		arms="select1 miss.plain miss.guarded mix.plain mix.guarded hit.plain hit.guarded"
+		for a in $arms; do
+			[ "$a" = select1 ] || [ "$WARM" = 0 ] && continue
+			f=$sc/$ty.$a.sql
+			case $a in *.plain) opts="-c bloomguard.transparent=off" ;; *) opts="" ;; esac
+			run_one "$f" "$CLIENTS" "$WARM" "$opts" >/dev/null || bad "warm-up $ty $n $a"
+		done
+		for r in $(seq 1 "$ROUNDS"); do
+			say "$ty, $n keys: round $r/$ROUNDS, $CLIENTS clients"
+			# shellcheck disable=SC2046
+			measure "$ty" "$n" "$CLIENTS" "$r" $(rotate "$r" $arms)
+		done
+		for c in $SWEEP; do
+			case " $SWEEP_SIZES " in *" $n "*) ;; *) continue ;; esac
+			[ "$c" = "$CLIENTS" ] && continue
+			for r in $(seq 1 "$ROUNDS"); do
+				say "$ty, $n keys: round $r/$ROUNDS, $c clients"
+				# shellcheck disable=SC2046
+				measure "$ty" "$n" "$c" "$r" $(rotate "$r" select1 miss.plain miss.guarded mix.plain mix.guarded)
+			done
+		done
+		bg_cg_stat >"$tmp/memstat.$ty.$n"
+		INFO[$ty.$n.usage]=$(bg_cg_usage)
+		if grep -qE 'terminated by signal|out of memory' "$tmp/pg.log"; then
+			bad "$ty, $n keys: a server process was killed or ran out of memory (see the server log): the limit is too tight"
+		fi
+		check_answers "$ty" "$n"
+		INFO[$ty.$n.secs]=$(($(date +%s) - t1))
+		sq -c "DROP TABLE $tbl" >/dev/null
+		SIZES_DONE="$SIZES_DONE $ty.$n"
+	done
+done
+bg_cg_limit max
+
+# ---------------------------------------------------------------- results
+median() {
+	sort -g | awk '{a[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'
+}
+# the values of column $6 (7 = tps, 8 = idx read, 9 idx hit, 10 heap read,
+# 11 dev reads, 12 read µs, 13 refaults) of type $1 size $2 clients $3
+# workload $4 arm $5
+vals() { awk -F'\t' -v t="$1" -v n="$2" -v c="$3" -v w="$4" -v a="$5" -v col="$6" '$1 == t && $2 == n && $3 == c && $4 == w && $5 == a {print $col}' "$raw"; }
+med() { vals "$@" | median; }
+# per-round ratios of tps, arm $5 over arm $6
+ratios() {
+	awk -F'\t' -v t="$1" -v n="$2" -v c="$3" -v w="$4" -v a="$5" -v b="$6" '
+		$1 == t && $2 == n && $3 == c && $4 == w && $5 == a {A[$6] = $7}
+		$1 == t && $2 == n && $3 == c && $4 == w && $5 == b {B[$6] = $7}
+		END {for (r in A) if ((r in B) && B[r] > 0) print A[r] / B[r]}' "$raw"
+}
+# "median× (min–max)"
+rfx() {
+	local l
+	l=$(ratios "$@" | sort -g)
+	[ -n "$l" ] || { echo "n/a"; return; }
+	printf '%s\n' "$l" | awk '{a[NR] = $1} END {m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+		if (NR == 1) printf "%.2f×", m; else printf "%.2f× (%.2f–%.2f)", m, a[1], a[NR]}'
+}
+# the per-round ratios of guarded to SELECT 1 of the same round
+ratio_s1() {
+	awk -F'\t' -v t="$1" -v n="$2" -v c="$3" -v w="$4" '
+		$1 == t && $2 == n && $3 == c && $4 == w && $5 == "guarded" {A[$6] = $7}
+		$1 == t && $2 == n && $3 == c && $4 == "select1" {B[$6] = $7}
+		END {for (r in A) if ((r in B) && B[r] > 0) print A[r] / B[r]}' "$raw" | median
+}
+f0() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.0f", x}'; }
+f2() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.2f", x}'; }
+f3() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.3f", x}'; }
+mb() { awk -v x="$1" 'BEGIN {printf "%.0f MB", x / 1048576}'; }
+millions() { awk -v x="$1" 'BEGIN {printf "%gM", x / 1e6}'; }
+keyname() { [ "$1" = bigint ] && echo "bigint" || echo "32-byte bytea (sha256)"; }
+wname() { case $1 in miss) echo "absent keys" ;; mix) echo "80% absent / 20% present" ;; hit) echo "present keys" ;; esac; }
+
+# the checks that make the run meaningful
+for s in $SIZES_DONE; do
+	ty=${s%.*} n=${s#*.}
+	g=$(med "$ty" "$n" "$CLIENTS" miss guarded 8)
+	[ "$(calc "$g > 0.01")" = 1 ] && bad "$ty, $n keys: guarded absent keys read $(f3 "$g") index blocks per lookup (expected about 0: the filter answers them)"
+	p=$(med "$ty" "$n" "$CLIENTS" miss plain 11)
+	[ "$(calc "$p < 0.3")" = 1 ] && bad "$ty, $n keys: plain absent keys made only $(f3 "$p") device reads per lookup: the index is not cold (the cgroup does not limit the page cache?)"
+done
+
+md=$tmp/table.md
+{
+	for ty in $KEYS; do
+		have=0
+		for s in $SIZES_DONE; do [ "${s%.*}" = "$ty" ] && have=1; done
+		[ "$have" = 1 ] || continue
+		echo "### $(keyname "$ty") keys, $CLIENTS clients"
+		echo
+		echo "| keys | index / table | server limit | workload | plain EXISTS | guarded_exists | guarded / plain | index blocks read per lookup, plain / guarded | device reads per lookup, plain / guarded | read time per lookup, plain / guarded |"
+		echo "|---|---|---|---|---|---|---|---|---|---|"
+		for s in $SIZES_DONE; do
+			[ "${s%.*}" = "$ty" ] || continue
+			n=${s#*.}
+			for w in miss mix hit; do
+				echo "| $(millions "$n") | $(mb "${INFO[$ty.$n.index]}") / $(mb "${INFO[$ty.$n.heap]}") | $(mb "${INFO[$ty.$n.limit]}") | $(wname "$w") | $(f0 "$(med "$ty" "$n" "$CLIENTS" "$w" plain 7)")/s | $(f0 "$(med "$ty" "$n" "$CLIENTS" "$w" guarded 7)")/s | $(rfx "$ty" "$n" "$CLIENTS" "$w" guarded plain) | $(f3 "$(med "$ty" "$n" "$CLIENTS" "$w" plain 8)") / $(f3 "$(med "$ty" "$n" "$CLIENTS" "$w" guarded 8)") | $(f3 "$(med "$ty" "$n" "$CLIENTS" "$w" plain 11)") / $(f3 "$(med "$ty" "$n" "$CLIENTS" "$w" guarded 11)") | $(f0 "$(med "$ty" "$n" "$CLIENTS" "$w" plain 12)") / $(f0 "$(med "$ty" "$n" "$CLIENTS" "$w" guarded 12)") µs |"
+			done
+			echo "| $(millions "$n") | | | \`SELECT 1\`, same server | $(f0 "$(med "$ty" "$n" "$CLIENTS" select1 select1 7)")/s | | guarded absent keys = $(f2 "$(ratio_s1 "$ty" "$n" "$CLIENTS" miss)")× of it | | | |"
+		done
+		echo
+	done
+	echo "### The 80/20 mix against its parts"
+	echo
+	echo "Per lookup, the mix should cost 0.8 × an absent key + 0.2 × a present key, each as measured on its own in the same rounds. \"expected\" is the ratio that gives (plain cost / guarded cost); \"if a guarded present key cost what a plain one does\" uses the plain present key's cost on both sides."
+	echo
+	echo "| keys | plain absent / present, µs per lookup | guarded absent / present | mix expected | mix measured | if a guarded present key cost what a plain one does |"
+	echo "|---|---|---|---|---|---|"
+	for s in $SIZES_DONE; do
+		ty=${s%.*} n=${s#*.}
+		pm=$(med "$ty" "$n" "$CLIENTS" miss plain 7) ph=$(med "$ty" "$n" "$CLIENTS" hit plain 7)
+		gm=$(med "$ty" "$n" "$CLIENTS" miss guarded 7) gh=$(med "$ty" "$n" "$CLIENTS" hit guarded 7)
+		exp=$(calc "(0.8 / $pm + 0.2 / $ph) / (0.8 / $gm + 0.2 / $gh)")
+		ideal=$(calc "(0.8 / $pm + 0.2 / $ph) / (0.8 / $gm + 0.2 / $ph)")
+		echo "| $(keyname "$ty") $(millions "$n") | $(f0 "$(calc "1e6 / $pm")") / $(f0 "$(calc "1e6 / $ph")") | $(f0 "$(calc "1e6 / $gm")") / $(f0 "$(calc "1e6 / $gh")") | $(f2 "$exp")× | $(rfx "$ty" "$n" "$CLIENTS" mix guarded plain) | $(f2 "$ideal")× |"
+	done
+	echo
+	if [ -n "$SWEEP" ]; then
+		echo "### Client counts"
+		echo
+		echo "| keys | clients | \`SELECT 1\` | absent keys: plain / guarded | guarded / plain | 80/20 mix: plain / guarded | guarded / plain |"
+		echo "|---|---|---|---|---|---|---|"
+		for s in $SIZES_DONE; do
+			ty=${s%.*} n=${s#*.}
+			case " $SWEEP_SIZES " in *" $n "*) ;; *) continue ;; esac
+			for c in $(printf '%s\n' $SWEEP "$CLIENTS" | sort -un); do
+				echo "| $(keyname "$ty") $(millions "$n") | $c | $(f0 "$(med "$ty" "$n" "$c" select1 select1 7)")/s | $(f0 "$(med "$ty" "$n" "$c" miss plain 7)") / $(f0 "$(med "$ty" "$n" "$c" miss guarded 7)")/s | $(rfx "$ty" "$n" "$c" miss guarded plain) | $(f0 "$(med "$ty" "$n" "$c" mix plain 7)") / $(f0 "$(med "$ty" "$n" "$c" mix guarded 7)")/s | $(rfx "$ty" "$n" "$c" mix guarded plain) |"
+			done
+		done
+		echo
+	fi
+	echo "### The server's memory"
+	echo
+	echo "| keys | load + attach | shared memory in the limit | server processes' private memory in the limit | limit | in use at the end | memory.stat at the end: page cache / anon / shmem / mapped | refaults per lookup, plain absent keys (4 kB pages) |"
+	echo "|---|---|---|---|---|---|---|---|"
+	for s in $SIZES_DONE; do
+		ty=${s%.*} n=${s#*.}
+		st=$tmp/memstat.$ty.$n
+		g() { awk -v k="$1" '$1 == k {printf "%.0f MB", $2 / 1048576}' "$st"; }
+		echo "| $(keyname "$ty") $(millions "$n") | ${INFO[$ty.$n.load_s]} s | $(mb "${INFO[$ty.$n.shm]}") (filter $(mb "${INFO[$ty.$n.filter]}")) | $(mb "${INFO[$ty.$n.anon]}") + $max_clients × $BACKEND_MB MB | $(mb "${INFO[$ty.$n.limit]}") | $(mb "${INFO[$ty.$n.usage]}") | $(g cache) / $(g anon) / $(g shmem) / $(g mapped) | $(f2 "$(med "$ty" "$n" "$CLIENTS" miss plain 13)") |"
+	done
+} >"$md"
+
+# CSV: every run
+{
+	echo "key_type,keys,clients,workload,arm,round,lookups_per_s,idx_blks_read,idx_blks_hit,heap_blks_read,device_reads,read_us,refaults"
+	awk -F'\t' 'BEGIN {OFS = ","} {$1 = $1; print}' "$raw"
+} >"$OUT/cold.csv"
+
+# plot: lookups/s and blocks read per lookup against the table's size
+plot_note=""
+if command -v gnuplot >/dev/null; then
+	for ty in $KEYS; do
+		for s in $SIZES_DONE; do
+			[ "${s%.*}" = "$ty" ] || continue
+			n=${s#*.}
+			printf '%s' "$(calc "$n / 1e6")"
+			for w in miss mix hit; do
+				for arm in plain guarded; do printf ' %s %s' "$(med "$ty" "$n" "$CLIENTS" "$w" "$arm" 7)" "$(med "$ty" "$n" "$CLIENTS" "$w" "$arm" 8)"; done
+			done
+			printf ' %s\n' "$(med "$ty" "$n" "$CLIENTS" select1 select1 7)"
+		done >"$tmp/cold-$ty.dat"
+	done
+	ntypes=$(echo $KEYS | wc -w)
+	{
+		cat <<EOF
+set terminal pngcairo size 1200,$((420 * ntypes)) font ",10" noenhanced
+set output '$OUT/cold.png'
+set multiplot layout $ntypes,2 title "Cold index: the server in a memory cgroup (shared memory + $CACHE_MB MB of page cache), pgbench -M prepared, $CLIENTS clients, median of $ROUNDS rounds"
+set grid
+set key top right font ",9"
+set xlabel "keys (millions)"
+set xtics nomirror
+set logscale y
+EOF
+		for ty in $KEYS; do
+			cat <<EOF
+set title "$(keyname "$ty") keys: lookups/s"
+set ylabel "lookups/s"
+set logscale y
+set yrange [*:*]
+plot '$tmp/cold-$ty.dat' using 1:14 with linespoints lc rgb '#e0a030' dt 2 title 'SELECT 1', \
+     '' using 1:4 with linespoints lc rgb '#2a7ab0' pt 7 title 'guarded, absent', \
+     '' using 1:2 with linespoints lc rgb '#2a7ab0' pt 6 dt 3 title 'plain, absent', \
+     '' using 1:8 with linespoints lc rgb '#30a050' pt 7 title 'guarded, 80/20', \
+     '' using 1:6 with linespoints lc rgb '#30a050' pt 6 dt 3 title 'plain, 80/20', \
+     '' using 1:12 with linespoints lc rgb '#b03030' pt 7 title 'guarded, present', \
+     '' using 1:10 with linespoints lc rgb '#b03030' pt 6 dt 3 title 'plain, present'
+set title "$(keyname "$ty") keys: index blocks read per lookup"
+set ylabel "index blocks read per lookup"
+unset logscale y
+set yrange [0:*]
+plot '$tmp/cold-$ty.dat' using 1:5 with linespoints lc rgb '#2a7ab0' pt 7 title 'guarded, absent', \
+     '' using 1:3 with linespoints lc rgb '#2a7ab0' pt 6 dt 3 title 'plain, absent', \
+     '' using 1:9 with linespoints lc rgb '#30a050' pt 7 title 'guarded, 80/20', \
+     '' using 1:7 with linespoints lc rgb '#30a050' pt 6 dt 3 title 'plain, 80/20', \
+     '' using 1:13 with linespoints lc rgb '#b03030' pt 7 title 'guarded, present', \
+     '' using 1:11 with linespoints lc rgb '#b03030' pt 6 dt 3 title 'plain, present'
+EOF
+		done
+		echo "unset multiplot"
+	} >"$tmp/cold.gp"
+	gnuplot "$tmp/cold.gp" 2>"$tmp/gnuplot.err" || { plot_note="gnuplot failed: $(head -3 "$tmp/gnuplot.err")"; bad "$plot_note"; }
+else
+	plot_note="no plot: gnuplot is not installed (run as root to install gnuplot-nox)"
+fi
+
+pgver=$("$PG_BIN/postgres" --version | awk '{print $3}')
+cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+memg=$(awk '/^MemTotal/ {printf "%.0f", $2 / 1048576}' /proc/meminfo)
+runtime=$(($(date +%s) - T0))
+{
+	echo "# bloomguard cold-index benchmark results"
+	echo
+	echo "Command: \`$CMD_SHOWN\` (from the top of the tree, as root)."
+	echo "Machine: $(nproc) cores ($cpu), ${memg} GiB, $(df -PT "$tmp" | awk 'NR == 2 {print $2}') on $(df -P "$tmp" | awk 'NR == 2 {print $1}'), kernel $(uname -r), PostgreSQL $pgver, memory cgroup v$BG_CG_VERSION; $(date -u '+%Y-%m-%d %H:%M UTC'); runtime ${runtime}s; load average $LOAD0 before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it."
+	echo "Parameters: BENCH_COLD_SIZES=\"$SIZES\" BENCH_COLD_KEYS=\"$KEYS\" BENCH_COLD_CLIENTS=$CLIENTS BENCH_COLD_SWEEP=\"$SWEEP\" BENCH_COLD_SWEEP_SIZES=\"$SWEEP_SIZES\" BENCH_COLD_SECONDS=$DUR BENCH_COLD_WARM=$WARM BENCH_COLD_ROUNDS=$ROUNDS BENCH_COLD_SHARED_BUFFERS=$SB BENCH_COLD_CACHE_MB=$CACHE_MB BENCH_COLD_BACKEND_MB=$BACKEND_MB${SMOKE:+ BENCH_SMOKE=$SMOKE}."
+	echo
+	cat "$md"
+	echo "## How it was measured"
+	echo
+	echo "- The server runs in a memory cgroup made by the script: started inside it, so that every page it caches and the shared memory it touches are charged there. Each table is loaded with no limit; then CHECKPOINT, sync, and the limit is lowered to the shared memory in use (shared_memory_size less the filters' pool not in use: shared_buffers $SB, the filter, PostgreSQL's own structures) + the private memory of the server's processes at that moment + $BACKEND_MB MB for each client's backend + $CACHE_MB MB of page cache. The kernel then evicts the cgroup's page cache down to the limit, and keeps it there: the index, several times that size, is read from the disk."
+	echo "- Tables: t(id bigint PRIMARY KEY) holding the even numbers 2..2N, h(k bytea PRIMARY KEY) holding sha256(int8send(2g)), one at a time (each dropped after its rounds); absent keys are the odd numbers in between (and their hashes). Loaded in the transaction that creates them (wal_level minimal, no WAL), the key added after the rows, vacuumed (plain EXISTS gets index-only scans, and the guard's probe reads the heap only where the visibility map does not vouch), guarded with the default capacity (2 × rows: load 0.5, 1%). fsync off, autovacuum off, bloomguard.auto_rebuild off, JIT off, no parallel query, track_io_timing on."
+	echo "- Lookups: pgbench -M prepared, $DUR s a run, after $WARM s of each script as warm-up. Plain arms run with bloomguard.transparent off (PGOPTIONS), so that EXISTS takes no planner path; the filter stays allocated and fed in both arms. Each round runs SELECT 1 and the six arms once, the order rotating from round to round; the ratio is the median of the per-round ratios (min–max): on a shared machine the load changes within a run, and a single absolute figure means little."
+	echo "- Blocks read per lookup: idx_blks_read / heap_blks_read of pg_statio_user_indexes / pg_statio_user_tables over the run (shared-buffer misses, which a page-cache hit also counts as). Device reads: read_bytes of /proc/PID/io summed over the server's processes (the postmaster's figure includes the backends it has reaped), in 8 kB units. Read time: blk_read_time of pg_stat_database (track_io_timing), which includes any wait for a CPU after the read completes. Refaults: workingset_refault of the cgroup's memory.stat, pages read again soon after being evicted. The counters are read once every backend of the run has exited."
+	echo "- The 80/20 expectation: with c = 1 / (lookups/s) of each part measured alone in the same rounds, the mix costs 0.8 × c(absent) + 0.2 × c(present) on each side."
+	echo
+	echo "## Plot"
+	echo
+	if [ -z "$plot_note" ]; then echo "![cold index: lookups/s and index blocks read per lookup against the table's size](cold.png)"; else echo "$plot_note"; fi
+	if [ ${#FAILS[@]} -gt 0 ]; then
+		echo
+		echo "## FAILURES"
+		echo
+		printf -- '- %s\n' "${FAILS[@]}"
+	fi
+} >"$OUT/results-cold.md"
+
+echo
+cat "$md"
+[ -n "$plot_note" ] && echo "$plot_note"
+say "done in ${runtime}s; results in $OUT"
+if [ ${#FAILS[@]} -gt 0 ]; then
+	echo "FAILED:" >&2
+	printf '  %s\n' "${FAILS[@]}" >&2
+	exit 1
+fi
