@@ -40,6 +40,7 @@
 #   BENCH_COLD_CLIENTS  pgbench clients           (2)
 #   BENCH_COLD_SWEEP    more client counts, absent keys and the mix only ("1 4 8"; smoke "")
 #   BENCH_COLD_SWEEP_SIZES  sizes the sweep runs at (40000000)
+#   BENCH_COLD_SWEEP_KEYS   key types the sweep runs for (bigint)
 #   BENCH_COLD_SECONDS  seconds per run           (10; smoke 1)
 #   BENCH_COLD_WARM     seconds of warm-up per script and size, 0 for none (3; smoke 0)
 #   BENCH_COLD_ROUNDS   interleaved rounds        (3; smoke 1)
@@ -112,6 +113,7 @@ KEYS=${BENCH_COLD_KEYS:-$d_keys}
 CLIENTS=${BENCH_COLD_CLIENTS:-2}
 SWEEP=${BENCH_COLD_SWEEP-$d_sweep}
 SWEEP_SIZES=${BENCH_COLD_SWEEP_SIZES:-40000000}
+SWEEP_KEYS=${BENCH_COLD_SWEEP_KEYS:-bigint}
 DUR=${BENCH_COLD_SECONDS:-$d_seconds}
 WARM=${BENCH_COLD_WARM:-$d_warm}
 ROUNDS=${BENCH_COLD_ROUNDS:-$d_rounds}
@@ -224,8 +226,10 @@ calc() { awk "BEGIN {x = $*; print x}"; }
 # ---------------------------------------------------------------- measuring
 sc=$tmp/scripts
 mkdir -p "$sc"
-# the pgbench script for key type $1, workload $2 (miss hit mix), arm $3
-# (plain guarded), $4 keys
+# the pgbench script for key type $1, workload $2 (miss hit), arm $3
+# (plain guarded), $4 keys.  The 80/20 mix runs the two workloads' scripts
+# in one pgbench, weighted 80 and 20, so that pgbench reports each one's
+# latency within the mix.
 write_script() {
 	local ty=$1 w=$2 arm=$3 n=$4 key tbl col
 	if [ "$ty" = bigint ]; then tbl=t col=id key=":id::bigint"; else tbl=h col=k key="sha256(int8send(:id::bigint))"; fi
@@ -233,8 +237,6 @@ write_script() {
 		case $w in
 		miss) echo "\\set id 2 * random(1, $n) + 1" ;;
 		hit) echo "\\set id 2 * random(1, $n)" ;;
-		mix) printf '%s\n' '\set r random(1, 100)' '\if :r <= 80' "\\set id 2 * random(1, $n) + 1" \
-			'\else' "\\set id 2 * random(1, $n)" '\endif' ;;
 		esac
 		if [ "$arm" = plain ]; then
 			echo "SELECT EXISTS (SELECT 1 FROM $tbl WHERE $col = $key);"
@@ -244,6 +246,14 @@ write_script() {
 	} >"$sc/$ty.$w.$arm.sql"
 }
 echo 'SELECT 1;' >"$sc/select1.sql"
+# pgbench's -f arguments for key type $1, arm $2 (select1, or WORKLOAD.ARM)
+pgb_files() {
+	case $2 in
+	select1) echo "-f $sc/select1.sql" ;;
+	mix.*) echo "-f $sc/$1.miss.${2#mix.}.sql@80 -f $sc/$1.hit.${2#mix.}.sql@20" ;;
+	*) echo "-f $sc/$1.$2.sql" ;;
+	esac
+}
 
 # Wait until no client backend but ours is left (a backend reports its
 # statistics as it exits, and its reads then count in the postmaster's
@@ -274,43 +284,65 @@ SQL
 io_counters() { sq -c "SELECT bench_counters()"; }
 cg_counter() { bg_cg_stat | awk -v k="$1" '$1 == k {print $2}'; }
 
-# run_one SCRIPT CLIENTS SECONDS PGOPTIONS_EXTRA: pgbench -M prepared; prints
-# "tps lookups idx_read idx_hit heap_read dev_bytes read_ms refaults"
+# CPU time of the server's backends that have exited (the postmaster's
+# children's user + system time), in clock ticks
+server_ticks() { awk '{print $16 + $17}' "/proc/$(head -1 "$tmp/data/postmaster.pid")/stat"; }
+
+# run_one "FILES" CLIENTS SECONDS PGOPTIONS_EXTRA: pgbench -M prepared with
+# the -f arguments FILES; prints "tps lookups idx_read idx_hit heap_read
+# dev_bytes read_ms refaults server_ticks client_seconds latency_ms
+# latency1_ms latency2_ms" (the latencies of the first and second script,
+# or 0 with one script)
 run_one() {
-	local f=$1 c=$2 dur=$3 opts=${4:-} a b ra rb fa fb out tps n failed
+	local files=$1 c=$2 dur=$3 opts=${4:-} a b ra rb fa fb ta tb out tps n failed lat
 	a=$(io_counters) || return 1
-	ra=$(bg_cg_read_bytes) fa=$(cg_counter refaults)
-	if ! out=$(PGOPTIONS="$PGOPTIONS $opts" "$PG_BIN/pgbench" -n -M prepared -c "$c" -j "$c" -T "$dur" -f "$f" bench 2>&1); then
+	ra=$(bg_cg_read_bytes) fa=$(cg_counter refaults) ta=$(server_ticks)
+	# shellcheck disable=SC2086
+	if ! out=$(PGOPTIONS="$PGOPTIONS $opts" "$PG_BIN/pgbench" -n -M prepared -c "$c" -j "$c" -T "$dur" $files bench 2>&1 && times); then
 		printf '%s\n' "$out" | grep -iE 'error|abort|fatal' | head -3 >&2
 		return 1
 	fi
 	b=$(io_counters) || return 1
-	rb=$(bg_cg_read_bytes) fb=$(cg_counter refaults)
+	rb=$(bg_cg_read_bytes) fb=$(cg_counter refaults) tb=$(server_ticks)
 	tps=$(printf '%s\n' "$out" | sed -n 's/^tps = \([0-9.]*\) (without.*/\1/p')
 	n=$(printf '%s\n' "$out" | sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p')
 	failed=$(printf '%s\n' "$out" | sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p')
 	[ -n "$tps" ] && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "${failed:-0}" = 0 ] || return 1
-	echo "$a $b" | awk -v tps="$tps" -v n="$n" -v rd=$((rb - ra)) -v rf=$((fb - fa)) \
-		'{print tps, n, $5 - $1, $6 - $2, $7 - $3, rd, $8 - $4, rf}'
+	# the last line, from times: the user and system time of the
+	# subshell's children, pgbench ("0m1.234s 0m0.567s")
+	lat=$(printf '%s\n' "$out" | awk '
+		/^latency average = / {all = $4}
+		/^SQL script [0-9]+:/ {s = $3 + 0}
+		/^ - latency average = / && s {l[s] = $5}
+		{last = $0}
+		END {split(last, t, " "); split(t[1], u, /[ms]/); split(t[2], y, /[ms]/)
+			printf "%s %s %s %s", u[1] * 60 + u[2] + y[1] * 60 + y[2], all + 0, l[1] + 0, l[2] + 0}')
+	echo "$a $b" | awk -v tps="$tps" -v n="$n" -v rd=$((rb - ra)) -v rf=$((fb - fa)) -v st=$((tb - ta)) -v lat="$lat" \
+		'{print tps, n, $5 - $1, $6 - $2, $7 - $3, rd, $8 - $4, rf, st, lat}'
 }
-# rec TYPE SIZE CLIENTS WORKLOAD ARM ROUND "run_one output": one line of raw.tsv,
-# per lookup: idx_read idx_hit heap_read dev_reads(8 kB) read_us refaults(4 kB pages)
+# rec TYPE SIZE CLIENTS WORKLOAD ARM ROUND "run_one output": one line of raw.tsv:
+# 7 lookups/s, then per lookup 8 idx_read 9 idx_hit 10 heap_read 11 device
+# reads (8 kB) 12 read time µs 13 refaults (4 kB pages) 14 server CPU µs 15
+# pgbench CPU µs; 16 latency µs, 17 and 18 the latencies of the absent and
+# the present keys within the mix
 rec() {
-	local tps n ir ih hr db rms rf
-	read -r tps n ir ih hr db rms rf <<<"$7"
+	local tps n ir ih hr db rms rf st cl la l1 l2
+	read -r tps n ir ih hr db rms rf st cl la l1 l2 <<<"$7"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$tps" \
-		"$(awk -v n="$n" -v ir="$ir" -v ih="$ih" -v hr="$hr" -v db="$db" -v rms="$rms" -v rf="$rf" \
-			'BEGIN {printf "%.4f\t%.4f\t%.4f\t%.4f\t%.2f\t%.4f", ir / n, ih / n, hr / n, db / 8192 / n, 1000 * rms / n, rf / n}')" >>"$raw"
+		"$(awk -v n="$n" -v ir="$ir" -v ih="$ih" -v hr="$hr" -v db="$db" -v rms="$rms" -v rf="$rf" -v st="$st" \
+			-v hz="$(getconf CLK_TCK)" -v cl="$cl" -v la="$la" -v l1="$l1" -v l2="$l2" \
+			'BEGIN {printf "%.4f\t%.4f\t%.4f\t%.4f\t%.2f\t%.4f\t%.2f\t%.2f\t%.1f\t%.1f\t%.1f",
+				ir / n, ih / n, hr / n, db / 8192 / n, 1000 * rms / n, rf / n, 1e6 * st / hz / n, 1e6 * cl / n,
+				1000 * la, 1000 * l1, 1000 * l2}')" >>"$raw"
 }
 # measure TYPE SIZE CLIENTS ROUND ARMS...: one run of each arm ("select1" or
 # WORKLOAD.ARM), in the order given
 measure() {
-	local ty=$1 n=$2 c=$3 r=$4 a out opts f
+	local ty=$1 n=$2 c=$3 r=$4 a out opts
 	shift 4
 	for a in "$@"; do
-		if [ "$a" = select1 ]; then f=$sc/select1.sql opts=""; else f=$sc/$ty.$a.sql; fi
 		case $a in *.plain) opts="-c bloomguard.transparent=off" ;; *) opts="" ;; esac
-		if out=$(run_one "$f" "$c" "$DUR" "$opts"); then
+		if out=$(run_one "$(pgb_files "$ty" "$a")" "$c" "$DUR" "$opts"); then
 			rec "$ty" "$n" "$c" "${a%.*}" "$([ "$a" = select1 ] && echo select1 || echo "${a#*.}")" "$r" "$out"
 		else
 			bad "pgbench $ty $n keys, $c clients, $a, round $r"
@@ -366,7 +398,7 @@ EOF
 		read -r INFO[$ty.$n.index] INFO[$ty.$n.heap] INFO[$ty.$n.filter] <<<"$(sq -F ' ' -c "
 			SELECT pg_relation_size('${tbl}_pkey'), pg_relation_size('$tbl'), memory_bytes
 			  FROM bloomguard_health WHERE relation = '$tbl'::regclass")"
-		for w in miss hit mix; do
+		for w in miss hit; do
 			for arm in plain guarded; do write_script "$ty" "$w" "$arm" "$n"; done
 		done
 
@@ -394,9 +426,8 @@ EOF
 		arms="select1 miss.plain miss.guarded mix.plain mix.guarded hit.plain hit.guarded"
 		for a in $arms; do
 			[ "$a" = select1 ] || [ "$WARM" = 0 ] && continue
-			f=$sc/$ty.$a.sql
 			case $a in *.plain) opts="-c bloomguard.transparent=off" ;; *) opts="" ;; esac
-			run_one "$f" "$CLIENTS" "$WARM" "$opts" >/dev/null || bad "warm-up $ty $n $a"
+			run_one "$(pgb_files "$ty" "$a")" "$CLIENTS" "$WARM" "$opts" >/dev/null || bad "warm-up $ty $n $a"
 		done
 		for r in $(seq 1 "$ROUNDS"); do
 			say "$ty, $n keys: round $r/$ROUNDS, $CLIENTS clients"
@@ -405,6 +436,7 @@ EOF
 		done
 		for c in $SWEEP; do
 			case " $SWEEP_SIZES " in *" $n "*) ;; *) continue ;; esac
+			case " $SWEEP_KEYS " in *" $ty "*) ;; *) continue ;; esac
 			[ "$c" = "$CLIENTS" ] && continue
 			for r in $(seq 1 "$ROUNDS"); do
 				say "$ty, $n keys: round $r/$ROUNDS, $c clients"
@@ -495,17 +527,19 @@ md=$tmp/table.md
 	done
 	echo "### The 80/20 mix against its parts"
 	echo
-	echo "Per lookup, the mix should cost 0.8 × an absent key + 0.2 × a present key, each as measured on its own in the same rounds. \"expected\" is the ratio that gives (plain cost / guarded cost); \"if a guarded present key cost what a plain one does\" uses the plain present key's cost on both sides."
+	echo "Each side's mix should run at 1 / (0.8 / (absent keys' lookups/s) + 0.2 / (present keys' lookups/s)), each measured alone in the same rounds: \"expected\". The latencies are pgbench's averages per statement, alone and within the mix (the mix runs the two scripts weighted 80 and 20); CPU is per lookup, the server's backends (user + system) and pgbench's own."
 	echo
-	echo "| keys | plain absent / present, µs per lookup | guarded absent / present | mix expected | mix measured | if a guarded present key cost what a plain one does |"
-	echo "|---|---|---|---|---|---|"
+	echo "| keys | side | absent keys alone: latency, CPU server + pgbench | present keys alone | within the mix: absent / present latency | mix: CPU per lookup | mix lookups/s: expected / measured |"
+	echo "|---|---|---|---|---|---|---|"
 	for s in $SIZES_DONE; do
 		ty=${s%.*} n=${s#*.}
+		for arm in plain guarded; do
+			m=$(med "$ty" "$n" "$CLIENTS" miss "$arm" 7) h=$(med "$ty" "$n" "$CLIENTS" hit "$arm" 7)
+			echo "| $(keyname "$ty") $(millions "$n") | $arm | $(f0 "$(med "$ty" "$n" "$CLIENTS" miss "$arm" 16)") µs, $(f0 "$(med "$ty" "$n" "$CLIENTS" miss "$arm" 14)") + $(f0 "$(med "$ty" "$n" "$CLIENTS" miss "$arm" 15)") µs | $(f0 "$(med "$ty" "$n" "$CLIENTS" hit "$arm" 16)") µs, $(f0 "$(med "$ty" "$n" "$CLIENTS" hit "$arm" 14)") + $(f0 "$(med "$ty" "$n" "$CLIENTS" hit "$arm" 15)") µs | $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 17)") / $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 18)") µs | $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 14)") + $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 15)") µs | $(f0 "$(calc "1 / (0.8 / $m + 0.2 / $h)")") / $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 7)") |"
+		done
 		pm=$(med "$ty" "$n" "$CLIENTS" miss plain 7) ph=$(med "$ty" "$n" "$CLIENTS" hit plain 7)
 		gm=$(med "$ty" "$n" "$CLIENTS" miss guarded 7) gh=$(med "$ty" "$n" "$CLIENTS" hit guarded 7)
-		exp=$(calc "(0.8 / $pm + 0.2 / $ph) / (0.8 / $gm + 0.2 / $gh)")
-		ideal=$(calc "(0.8 / $pm + 0.2 / $ph) / (0.8 / $gm + 0.2 / $ph)")
-		echo "| $(keyname "$ty") $(millions "$n") | $(f0 "$(calc "1e6 / $pm")") / $(f0 "$(calc "1e6 / $ph")") | $(f0 "$(calc "1e6 / $gm")") / $(f0 "$(calc "1e6 / $gh")") | $(f2 "$exp")× | $(rfx "$ty" "$n" "$CLIENTS" mix guarded plain) | $(f2 "$ideal")× |"
+		echo "| | guarded / plain | | | | | expected $(f2 "$(calc "(0.8 / $pm + 0.2 / $ph) / (0.8 / $gm + 0.2 / $gh)")")×, measured $(rfx "$ty" "$n" "$CLIENTS" mix guarded plain) |"
 	done
 	echo
 	if [ -n "$SWEEP" ]; then
@@ -516,6 +550,7 @@ md=$tmp/table.md
 		for s in $SIZES_DONE; do
 			ty=${s%.*} n=${s#*.}
 			case " $SWEEP_SIZES " in *" $n "*) ;; *) continue ;; esac
+			case " $SWEEP_KEYS " in *" $ty "*) ;; *) continue ;; esac
 			for c in $(printf '%s\n' $SWEEP "$CLIENTS" | sort -un); do
 				echo "| $(keyname "$ty") $(millions "$n") | $c | $(f0 "$(med "$ty" "$n" "$c" select1 select1 7)")/s | $(f0 "$(med "$ty" "$n" "$c" miss plain 7)") / $(f0 "$(med "$ty" "$n" "$c" miss guarded 7)")/s | $(rfx "$ty" "$n" "$c" miss guarded plain) | $(f0 "$(med "$ty" "$n" "$c" mix plain 7)") / $(f0 "$(med "$ty" "$n" "$c" mix guarded 7)")/s | $(rfx "$ty" "$n" "$c" mix guarded plain) |"
 			done
@@ -536,7 +571,7 @@ md=$tmp/table.md
 
 # CSV: every run
 {
-	echo "key_type,keys,clients,workload,arm,round,lookups_per_s,idx_blks_read,idx_blks_hit,heap_blks_read,device_reads,read_us,refaults"
+	echo "key_type,keys,clients,workload,arm,round,lookups_per_s,idx_blks_read,idx_blks_hit,heap_blks_read,device_reads,read_us,refaults,server_cpu_us,pgbench_cpu_us,latency_us,latency_absent_in_mix_us,latency_present_in_mix_us"
 	awk -F'\t' 'BEGIN {OFS = ","} {$1 = $1; print}' "$raw"
 } >"$OUT/cold.csv"
 
@@ -607,7 +642,7 @@ runtime=$(($(date +%s) - T0))
 	echo
 	echo "Command: \`$CMD_SHOWN\` (from the top of the tree, as root)."
 	echo "Machine: $(nproc) cores ($cpu), ${memg} GiB, $(df -PT "$tmp" | awk 'NR == 2 {print $2}') on $(df -P "$tmp" | awk 'NR == 2 {print $1}'), kernel $(uname -r), PostgreSQL $pgver, memory cgroup v$BG_CG_VERSION; $(date -u '+%Y-%m-%d %H:%M UTC'); runtime ${runtime}s; load average $LOAD0 before the run, $(cut -d' ' -f1-3 /proc/loadavg) after it."
-	echo "Parameters: BENCH_COLD_SIZES=\"$SIZES\" BENCH_COLD_KEYS=\"$KEYS\" BENCH_COLD_CLIENTS=$CLIENTS BENCH_COLD_SWEEP=\"$SWEEP\" BENCH_COLD_SWEEP_SIZES=\"$SWEEP_SIZES\" BENCH_COLD_SECONDS=$DUR BENCH_COLD_WARM=$WARM BENCH_COLD_ROUNDS=$ROUNDS BENCH_COLD_SHARED_BUFFERS=$SB BENCH_COLD_CACHE_MB=$CACHE_MB BENCH_COLD_BACKEND_MB=$BACKEND_MB${SMOKE:+ BENCH_SMOKE=$SMOKE}."
+	echo "Parameters: BENCH_COLD_SIZES=\"$SIZES\" BENCH_COLD_KEYS=\"$KEYS\" BENCH_COLD_CLIENTS=$CLIENTS BENCH_COLD_SWEEP=\"$SWEEP\" BENCH_COLD_SWEEP_SIZES=\"$SWEEP_SIZES\" BENCH_COLD_SWEEP_KEYS=\"$SWEEP_KEYS\" BENCH_COLD_SECONDS=$DUR BENCH_COLD_WARM=$WARM BENCH_COLD_ROUNDS=$ROUNDS BENCH_COLD_SHARED_BUFFERS=$SB BENCH_COLD_CACHE_MB=$CACHE_MB BENCH_COLD_BACKEND_MB=$BACKEND_MB${SMOKE:+ BENCH_SMOKE=$SMOKE}."
 	echo
 	cat "$md"
 	echo "## How it was measured"
@@ -616,7 +651,7 @@ runtime=$(($(date +%s) - T0))
 	echo "- Tables: t(id bigint PRIMARY KEY) holding the even numbers 2..2N, h(k bytea PRIMARY KEY) holding sha256(int8send(2g)), one at a time (each dropped after its rounds); absent keys are the odd numbers in between (and their hashes). Loaded in the transaction that creates them (wal_level minimal, no WAL), the key added after the rows, vacuumed (plain EXISTS gets index-only scans, and the guard's probe reads the heap only where the visibility map does not vouch), guarded with the default capacity (2 × rows: load 0.5, 1%). fsync off, autovacuum off, bloomguard.auto_rebuild off, JIT off, no parallel query, track_io_timing on."
 	echo "- Lookups: pgbench -M prepared, $DUR s a run, after $WARM s of each script as warm-up. Plain arms run with bloomguard.transparent off (PGOPTIONS), so that EXISTS takes no planner path; the filter stays allocated and fed in both arms. Each round runs SELECT 1 and the six arms once, the order rotating from round to round; the ratio is the median of the per-round ratios (min–max): on a shared machine the load changes within a run, and a single absolute figure means little."
 	echo "- Blocks read per lookup: idx_blks_read / heap_blks_read of pg_statio_user_indexes / pg_statio_user_tables over the run (shared-buffer misses, which a page-cache hit also counts as). Device reads: read_bytes of /proc/PID/io summed over the server's processes (the postmaster's figure includes the backends it has reaped), in 8 kB units. Read time: blk_read_time of pg_stat_database (track_io_timing), which includes any wait for a CPU after the read completes. Refaults: workingset_refault of the cgroup's memory.stat, pages read again soon after being evicted. The counters are read once every backend of the run has exited."
-	echo "- The 80/20 expectation: with c = 1 / (lookups/s) of each part measured alone in the same rounds, the mix costs 0.8 × c(absent) + 0.2 × c(present) on each side."
+	echo "- The 80/20 mix: pgbench runs the absent-key and the present-key scripts weighted 80 and 20 (-f FILE@80 -f FILE@20), and reports each one's latency within the mix. CPU per lookup: the user + system time of the server's backends that exited during the run (the postmaster's children's times in /proc/PID/stat) and of pgbench (the shell's times), over the lookups made; on a shared machine it rises with the contention for the cores (caches, the hypervisor), less than the wall time does."
 	echo
 	echo "## Plot"
 	echo
