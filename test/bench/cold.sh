@@ -73,7 +73,7 @@ if [ "$(id -u)" = 0 ]; then
 	stage=$(mktemp -d /tmp/bgcold-stage.XXXXXX)
 	trap 'bg_cg_remove; rm -rf "$stage"' EXIT
 	mkdir -p "$stage/test/bench" "$stage/test/lib" "$stage/out"
-	cp "$here/cold.sh" "$stage/test/bench/"
+	cp "$here/cold.sh" "$here/lib.sh" "$stage/test/bench/"
 	cp "$top/test/lib/common.sh" "$top/test/lib/cgroup.sh" "$stage/test/lib/"
 	chown -R postgres:postgres "$stage"
 	chmod 755 "$stage"
@@ -90,7 +90,7 @@ if [ "$(id -u)" = 0 ]; then
 		exec su postgres -s /bin/bash -c "cd $stage && env $envs bash $stage/test/bench/cold.sh"
 	) || rc=$?
 	mkdir -p "$OUT"
-	rm -f "$OUT"/results-cold.md "$OUT"/cold.csv "$OUT"/cold.png "$OUT"/cold*.dat
+	rm -f "$OUT"/results-cold.md "$OUT"/cold.csv "$OUT"/cold.png "$OUT"/cold*.dat "$OUT"/cold-partial.tsv
 	cp -r "$stage/out/." "$OUT/"
 	[ "$rc" = 0 ] && bg_log "results in $OUT"
 	exit "$rc"
@@ -133,13 +133,8 @@ for k in $KEYS; do
 done
 [[ $SB =~ ^[0-9]+(kB|MB|GB)$ ]] || { echo "BENCH_COLD_SHARED_BUFFERS: a size such as 64MB" >&2; exit 2; }
 
-T0=$(date +%s)
-LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-say() { printf '[%4ds] %s\n' "$(($(date +%s) - T0))" "$*" >&2; }
-die() { say "FATAL: $*"; exit 1; }
-FAILS=()
-bad() { FAILS+=("$*"); say "FAIL: $*"; }
-trap 'say "error at line $LINENO: $BASH_COMMAND"' ERR
+# T0, LOAD0, say, die, bad (FAILS), median, calc
+. "$here/lib.sh"
 
 [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
 for tool in initdb pg_ctl psql pgbench; do
@@ -149,7 +144,7 @@ done
 [ -w "$BG_CG/cgroup.procs" ] || die "cannot move a process into $BG_CG (cgroup.procs is not writable by $(id -un))"
 mkdir -p "$OUT"
 [ -w "$OUT" ] || die "cannot write to $OUT"
-rm -f "$OUT"/results-cold.md "$OUT"/cold.csv "$OUT"/cold.png "$OUT"/cold*.dat
+rm -f "$OUT"/results-cold.md "$OUT"/cold.csv "$OUT"/cold.png "$OUT"/cold*.dat "$OUT"/cold-partial.tsv
 
 # ---------------------------------------------------------------- cluster
 tmp=$(mktemp -d /tmp/bgcold.XXXXXX)
@@ -164,6 +159,8 @@ cleanup() {
 		"$PG_BIN/pg_ctl" -D "$tmp/data" -m fast -w -t 60 stop >/dev/null 2>&1 ||
 			"$PG_BIN/pg_ctl" -D "$tmp/data" -m immediate -w stop >/dev/null 2>&1 || true
 	fi
+	# what was measured, if the results were not written
+	if [ -s "$raw" ] && [ ! -f "$OUT/cold.csv" ]; then cp "$raw" "$OUT/cold-partial.tsv"; fi
 	if [ "${BENCH_KEEP:-0}" = 1 ]; then say "kept $tmp"; else rm -rf "$tmp"; fi
 	exit "$rc"
 }
@@ -209,11 +206,15 @@ log_line_prefix = '%m [%p] '
 EOF
 export PGHOST=$tmp PGPORT=5432
 bg_cg_limit max
-# the postmaster and every process it starts are charged to the cgroup:
-# the pages they cache, the shared memory they touch first
-bg_cg_run "$PG_BIN/pg_ctl" -D "$tmp/data" -l "$tmp/pg.log" -w -t 60 start >/dev/null ||
-	{ tail -20 "$tmp/pg.log" >&2; die "could not start PostgreSQL"; }
-pg_started=1
+# Start the server in the cgroup: the postmaster and every process it
+# starts are charged there, for the pages they cache and the shared memory
+# they touch first.
+pg_start() {
+	bg_cg_run "$PG_BIN/pg_ctl" -D "$tmp/data" -l "$tmp/pg.log" -w -t 120 start >/dev/null ||
+		{ tail -20 "$tmp/pg.log" >&2; die "could not start PostgreSQL"; }
+	pg_started=1
+}
+pg_start
 say "PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}'), in memory cgroup v$BG_CG_VERSION $BG_CG"
 
 export PGOPTIONS="-c client_min_messages=warning"
@@ -221,7 +222,6 @@ PSQL=("$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1)
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE bench" >/dev/null
 sq() { "${PSQL[@]}" -d bench "$@"; }
 sq -c "CREATE EXTENSION bloomguard" >/dev/null
-calc() { awk "BEGIN {x = $*; print x}"; }
 
 # ---------------------------------------------------------------- measuring
 sc=$tmp/scripts
@@ -381,7 +381,7 @@ for ty in $KEYS; do
 		bg_cg_limit max
 		t1=$(date +%s)
 		say "$ty, $n keys: loading"
-		sq >/dev/null <<EOF
+		if ! sq >/dev/null <<EOF; then
 BEGIN;
 CREATE TABLE $tbl ($coldef);
 INSERT INTO $tbl SELECT $expr FROM generate_series(1, $n) g;
@@ -390,9 +390,11 @@ COMMIT;
 VACUUM (ANALYZE) $tbl;
 SELECT bloomguard_attach('$tbl');
 EOF
+			bad "$ty, $n keys: loading or attaching failed; skipped"
+			sq -c "DROP TABLE IF EXISTS $tbl" >/dev/null || true
+			continue
+		fi
 		INFO[$ty.$n.load_s]=$(($(date +%s) - t1))
-		state=$(sq -c "SELECT state FROM bloomguard_health WHERE relation = '$tbl'::regclass")
-		[ "$state" = ready ] || die "$ty, $n keys: guard $state after attach"
 		check_answers "$ty" "$n"
 		[ ${#FAILS[@]} = 0 ] || die "wrong answers; not benchmarking"
 		read -r INFO[$ty.$n.index] INFO[$ty.$n.heap] INFO[$ty.$n.filter] <<<"$(sq -F ' ' -c "
@@ -403,11 +405,25 @@ EOF
 		done
 
 		# ------------------------------------------------ the limit
-		# shared memory as used: the segment less the filters' pool not in
-		# use (untouched, so never charged); the private memory of the
-		# server's processes now, and an allowance for each client's
-		# backend; and the page cache budget
-		sq -c "CHECKPOINT" >/dev/null
+		# A new server, whose shared memory holds this table's filter only
+		# (loaded from the file saved at the shutdown): an earlier, larger
+		# filter freed in the pool would stay charged to the cgroup.
+		"$PG_BIN/pg_ctl" -D "$tmp/data" -m fast -w -t 120 stop >/dev/null
+		pg_start
+		for i in $(seq 1 600); do
+			state=$(sq -c "SELECT state FROM bloomguard_health WHERE relation = '$tbl'::regclass")
+			[ "$state" = ready ] && break
+			sleep 0.5
+		done
+		if [ "$state" != ready ]; then
+			bad "$ty, $n keys: the guard is $state 5 minutes after a restart; skipped"
+			sq -c "DROP TABLE $tbl" >/dev/null
+			continue
+		fi
+		# the limit: the shared memory in use (the segment less the
+		# filters' pool not in use, never touched, so never charged), the
+		# private memory of the server's processes now and an allowance
+		# for each client's backend, and the page cache budget
 		sync
 		shm=$(sq -c "SELECT (SELECT setting::bigint * 1048576 FROM pg_settings WHERE name = 'shared_memory_size')
 			- (SELECT max_memory + max_memory / 8 - memory_in_use FROM bloomguard_guard_stats() LIMIT 1)")
@@ -419,7 +435,11 @@ EOF
 			bg_cg_limit "$limit" 2>/dev/null && { ok=1; break; }
 			sleep 2
 		done
-		[ "$ok" = 1 ] || die "$ty, $n keys: the cgroup's usage could not be brought under $((limit >> 20)) MB"
+		if [ "$ok" = 0 ]; then
+			bad "$ty, $n keys: the cgroup's usage ($(($(bg_cg_usage) >> 20)) MB) could not be brought under $((limit >> 20)) MB; skipped"
+			sq -c "DROP TABLE $tbl" >/dev/null
+			continue
+		fi
 		say "$ty, $n keys: index $((INFO[$ty.$n.index] >> 20)) MB, table $((INFO[$ty.$n.heap] >> 20)) MB, filter $((INFO[$ty.$n.filter] >> 20)) MB; server limited to $((limit >> 20)) MB (shared memory $((shm >> 20)) MB, processes $((anon >> 20)) MB + $max_clients x $BACKEND_MB MB, page cache $CACHE_MB MB)"
 
 		# ------------------------------------------------ warm-up, rounds
@@ -458,9 +478,6 @@ done
 bg_cg_limit max
 
 # ---------------------------------------------------------------- results
-median() {
-	sort -g | awk '{a[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'
-}
 # the values of column $6 (7 = tps, 8 = idx read, 9 idx hit, 10 heap read,
 # 11 dev reads, 12 read µs, 13 refaults) of type $1 size $2 clients $3
 # workload $4 arm $5
@@ -488,6 +505,9 @@ ratio_s1() {
 		$1 == t && $2 == n && $3 == c && $4 == "select1" {B[$6] = $7}
 		END {for (r in A) if ((r in B) && B[r] > 0) print A[r] / B[r]}' "$raw" | median
 }
+# med's value, formatted
+m0() { f0 "$(med "$@")"; }
+m3() { f3 "$(med "$@")"; }
 f0() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.0f", x}'; }
 f2() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.2f", x}'; }
 f3() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.3f", x}'; }
@@ -519,9 +539,9 @@ md=$tmp/table.md
 			[ "${s%.*}" = "$ty" ] || continue
 			n=${s#*.}
 			for w in miss mix hit; do
-				echo "| $(millions "$n") | $(mb "${INFO[$ty.$n.index]}") / $(mb "${INFO[$ty.$n.heap]}") | $(mb "${INFO[$ty.$n.limit]}") | $(wname "$w") | $(f0 "$(med "$ty" "$n" "$CLIENTS" "$w" plain 7)")/s | $(f0 "$(med "$ty" "$n" "$CLIENTS" "$w" guarded 7)")/s | $(rfx "$ty" "$n" "$CLIENTS" "$w" guarded plain) | $(f3 "$(med "$ty" "$n" "$CLIENTS" "$w" plain 8)") / $(f3 "$(med "$ty" "$n" "$CLIENTS" "$w" guarded 8)") | $(f3 "$(med "$ty" "$n" "$CLIENTS" "$w" plain 11)") / $(f3 "$(med "$ty" "$n" "$CLIENTS" "$w" guarded 11)") | $(f0 "$(med "$ty" "$n" "$CLIENTS" "$w" plain 12)") / $(f0 "$(med "$ty" "$n" "$CLIENTS" "$w" guarded 12)") µs |"
+				echo "| $(millions "$n") | $(mb "${INFO[$ty.$n.index]}") / $(mb "${INFO[$ty.$n.heap]}") | $(mb "${INFO[$ty.$n.limit]}") | $(wname "$w") | $(m0 "$ty" "$n" "$CLIENTS" "$w" plain 7)/s | $(m0 "$ty" "$n" "$CLIENTS" "$w" guarded 7)/s | $(rfx "$ty" "$n" "$CLIENTS" "$w" guarded plain) | $(m3 "$ty" "$n" "$CLIENTS" "$w" plain 8) / $(m3 "$ty" "$n" "$CLIENTS" "$w" guarded 8) | $(m3 "$ty" "$n" "$CLIENTS" "$w" plain 11) / $(m3 "$ty" "$n" "$CLIENTS" "$w" guarded 11) | $(m0 "$ty" "$n" "$CLIENTS" "$w" plain 12) / $(m0 "$ty" "$n" "$CLIENTS" "$w" guarded 12) µs |"
 			done
-			echo "| $(millions "$n") | | | \`SELECT 1\`, same server | $(f0 "$(med "$ty" "$n" "$CLIENTS" select1 select1 7)")/s | | guarded absent keys = $(f2 "$(ratio_s1 "$ty" "$n" "$CLIENTS" miss)")× of it | | | |"
+			echo "| $(millions "$n") | | | \`SELECT 1\`, same server | $(m0 "$ty" "$n" "$CLIENTS" select1 select1 7)/s | | guarded absent keys = $(f2 "$(ratio_s1 "$ty" "$n" "$CLIENTS" miss)")× of it | | | |"
 		done
 		echo
 	done
@@ -535,7 +555,7 @@ md=$tmp/table.md
 		ty=${s%.*} n=${s#*.}
 		for arm in plain guarded; do
 			m=$(med "$ty" "$n" "$CLIENTS" miss "$arm" 7) h=$(med "$ty" "$n" "$CLIENTS" hit "$arm" 7)
-			echo "| $(keyname "$ty") $(millions "$n") | $arm | $(f0 "$(med "$ty" "$n" "$CLIENTS" miss "$arm" 16)") µs, $(f0 "$(med "$ty" "$n" "$CLIENTS" miss "$arm" 14)") + $(f0 "$(med "$ty" "$n" "$CLIENTS" miss "$arm" 15)") µs | $(f0 "$(med "$ty" "$n" "$CLIENTS" hit "$arm" 16)") µs, $(f0 "$(med "$ty" "$n" "$CLIENTS" hit "$arm" 14)") + $(f0 "$(med "$ty" "$n" "$CLIENTS" hit "$arm" 15)") µs | $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 17)") / $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 18)") µs | $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 14)") + $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 15)") µs | $(f0 "$(calc "1 / (0.8 / $m + 0.2 / $h)")") / $(f0 "$(med "$ty" "$n" "$CLIENTS" mix "$arm" 7)") |"
+			echo "| $(keyname "$ty") $(millions "$n") | $arm | $(m0 "$ty" "$n" "$CLIENTS" miss "$arm" 16) µs, $(m0 "$ty" "$n" "$CLIENTS" miss "$arm" 14) + $(m0 "$ty" "$n" "$CLIENTS" miss "$arm" 15) µs | $(m0 "$ty" "$n" "$CLIENTS" hit "$arm" 16) µs, $(m0 "$ty" "$n" "$CLIENTS" hit "$arm" 14) + $(m0 "$ty" "$n" "$CLIENTS" hit "$arm" 15) µs | $(m0 "$ty" "$n" "$CLIENTS" mix "$arm" 17) / $(m0 "$ty" "$n" "$CLIENTS" mix "$arm" 18) µs | $(m0 "$ty" "$n" "$CLIENTS" mix "$arm" 14) + $(m0 "$ty" "$n" "$CLIENTS" mix "$arm" 15) µs | $(f0 "$(calc "1 / (0.8 / $m + 0.2 / $h)")") / $(m0 "$ty" "$n" "$CLIENTS" mix "$arm" 7) |"
 		done
 		pm=$(med "$ty" "$n" "$CLIENTS" miss plain 7) ph=$(med "$ty" "$n" "$CLIENTS" hit plain 7)
 		gm=$(med "$ty" "$n" "$CLIENTS" miss guarded 7) gh=$(med "$ty" "$n" "$CLIENTS" hit guarded 7)
@@ -552,7 +572,7 @@ md=$tmp/table.md
 			case " $SWEEP_SIZES " in *" $n "*) ;; *) continue ;; esac
 			case " $SWEEP_KEYS " in *" $ty "*) ;; *) continue ;; esac
 			for c in $(printf '%s\n' $SWEEP "$CLIENTS" | sort -un); do
-				echo "| $(keyname "$ty") $(millions "$n") | $c | $(f0 "$(med "$ty" "$n" "$c" select1 select1 7)")/s | $(f0 "$(med "$ty" "$n" "$c" miss plain 7)") / $(f0 "$(med "$ty" "$n" "$c" miss guarded 7)")/s | $(rfx "$ty" "$n" "$c" miss guarded plain) | $(f0 "$(med "$ty" "$n" "$c" mix plain 7)") / $(f0 "$(med "$ty" "$n" "$c" mix guarded 7)")/s | $(rfx "$ty" "$n" "$c" mix guarded plain) |"
+				echo "| $(keyname "$ty") $(millions "$n") | $c | $(m0 "$ty" "$n" "$c" select1 select1 7)/s | $(m0 "$ty" "$n" "$c" miss plain 7) / $(m0 "$ty" "$n" "$c" miss guarded 7)/s | $(rfx "$ty" "$n" "$c" miss guarded plain) | $(m0 "$ty" "$n" "$c" mix plain 7) / $(m0 "$ty" "$n" "$c" mix guarded 7)/s | $(rfx "$ty" "$n" "$c" mix guarded plain) |"
 			done
 		done
 		echo
@@ -647,7 +667,7 @@ runtime=$(($(date +%s) - T0))
 	cat "$md"
 	echo "## How it was measured"
 	echo
-	echo "- The server runs in a memory cgroup made by the script: started inside it, so that every page it caches and the shared memory it touches are charged there. Each table is loaded with no limit; then CHECKPOINT, sync, and the limit is lowered to the shared memory in use (shared_memory_size less the filters' pool not in use: shared_buffers $SB, the filter, PostgreSQL's own structures) + the private memory of the server's processes at that moment + $BACKEND_MB MB for each client's backend + $CACHE_MB MB of page cache. The kernel then evicts the cgroup's page cache down to the limit, and keeps it there: the index, several times that size, is read from the disk."
+	echo "- The server runs in a memory cgroup made by the script: started inside it, so that every page it caches and the shared memory it touches are charged there. Each table is loaded with no limit; then the server is restarted (its shared memory then holds this table's filter only, loaded from the file saved at the shutdown), and the limit is lowered to the shared memory in use (shared_memory_size less the filters' pool not in use: shared_buffers $SB, the filter, PostgreSQL's own structures) + the private memory of the server's processes at that moment + $BACKEND_MB MB for each client's backend + $CACHE_MB MB of page cache. The kernel then evicts the cgroup's page cache down to the limit, and keeps it there: the index, several times that size, is read from the disk."
 	echo "- Tables: t(id bigint PRIMARY KEY) holding the even numbers 2..2N, h(k bytea PRIMARY KEY) holding sha256(int8send(2g)), one at a time (each dropped after its rounds); absent keys are the odd numbers in between (and their hashes). Loaded in the transaction that creates them (wal_level minimal, no WAL), the key added after the rows, vacuumed (plain EXISTS gets index-only scans, and the guard's probe reads the heap only where the visibility map does not vouch), guarded with the default capacity (2 × rows: load 0.5, 1%). fsync off, autovacuum off, bloomguard.auto_rebuild off, JIT off, no parallel query, track_io_timing on."
 	echo "- Lookups: pgbench -M prepared, $DUR s a run, after $WARM s of each script as warm-up. Plain arms run with bloomguard.transparent off (PGOPTIONS), so that EXISTS takes no planner path; the filter stays allocated and fed in both arms. Each round runs SELECT 1 and the six arms once, the order rotating from round to round; the ratio is the median of the per-round ratios (min–max): on a shared machine the load changes within a run, and a single absolute figure means little."
 	echo "- Blocks read per lookup: idx_blks_read / heap_blks_read of pg_statio_user_indexes / pg_statio_user_tables over the run (shared-buffer misses, which a page-cache hit also counts as). Device reads: read_bytes of /proc/PID/io summed over the server's processes (the postmaster's figure includes the backends it has reaped), in 8 kB units. Read time: blk_read_time of pg_stat_database (track_io_timing), which includes any wait for a CPU after the read completes. Refaults: workingset_refault of the cgroup's memory.stat, pages read again soon after being evicted. The counters are read once every backend of the run has exited."
@@ -656,20 +676,11 @@ runtime=$(($(date +%s) - T0))
 	echo "## Plot"
 	echo
 	if [ -z "$plot_note" ]; then echo "![cold index: lookups/s and index blocks read per lookup against the table's size](cold.png)"; else echo "$plot_note"; fi
-	if [ ${#FAILS[@]} -gt 0 ]; then
-		echo
-		echo "## FAILURES"
-		echo
-		printf -- '- %s\n' "${FAILS[@]}"
-	fi
+	fails_md
 } >"$OUT/results-cold.md"
 
 echo
 cat "$md"
 [ -n "$plot_note" ] && echo "$plot_note"
 say "done in ${runtime}s; results in $OUT"
-if [ ${#FAILS[@]} -gt 0 ]; then
-	echo "FAILED:" >&2
-	printf '  %s\n' "${FAILS[@]}" >&2
-	exit 1
-fi
+exit_on_fails
