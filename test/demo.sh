@@ -266,7 +266,7 @@ if [ "$cold" = 1 ]; then
 	table cold 1
 else
 	echo "2. The cold case is not shown: $nocg."
-	echo "   (As root, with cgroups available, the demo caps the server's memory below the index's size.)"
+	[ -z "${BG_CG:-}" ] && echo "   (As root, with cgroups available, the demo caps the server's memory below the index's size.)"
 fi
 
 # ---------------------------------------------------------------- in memory
