@@ -67,7 +67,7 @@ if [ "$(id -u)" = 0 ]; then
 	stage=$(mktemp -d /tmp/bgbench-stage.XXXXXX)
 	trap 'rm -rf "$stage"' EXIT
 	mkdir -p "$stage/test/bench" "$stage/test/lib" "$stage/src" "$stage/out"
-	cp "$here/run.sh" "$here/peer.py" "$here/partitions.sh" "$here/plpgsql_loop.sh" "$here/layout.c" "$stage/test/bench/"
+	cp "$here/run.sh" "$here/lib.sh" "$here/peer.py" "$here/partitions.sh" "$here/plpgsql_loop.sh" "$here/layout.c" "$stage/test/bench/"
 	cp "$top/src/filter.c" "$top/src/filter.h" "$stage/src/"
 	cp "$top/test/lib/common.sh" "$stage/test/lib/"
 	chown -R postgres:postgres "$stage"
@@ -123,13 +123,8 @@ for n in $SCALE; do
 done
 [ "$FP_HITS" -ge 1 ] && [ "$PROBES" -ge 1000 ] || { echo "BENCH_FP_HITS >= 1, BENCH_PROBES >= 1000" >&2; exit 2; }
 
-T0=$(date +%s)
-LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-say() { printf '[%4ds] %s\n' "$(($(date +%s) - T0))" "$*" >&2; }
-die() { say "FATAL: $*"; exit 1; }
-FAILS=()
-bad() { FAILS+=("$*"); say "FAIL: $*"; }
-trap 'say "error at line $LINENO: $BASH_COMMAND"' ERR
+# T0, LOAD0, say, die, bad (FAILS), median, calc
+. "$here/lib.sh"
 
 [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG (run as root to install postgresql-$PG_MAJOR)"
 for tool in "$PG_BIN/initdb" "$PG_BIN/pg_ctl" "$PG_BIN/psql" "$PG_BIN/pgbench"; do
@@ -247,9 +242,6 @@ sq_ms() {
 
 # ---------------------------------------------------------------- results store
 rec() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$raw"; }
-median() {
-	sort -g | awk '{a[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2}'
-}
 vals() { awk -F'\t' -v s="$1" -v m="$2" -v v="$3" '$1 == s && $2 == m && $3 == v {print $5}' "$raw"; }
 med() { vals "$@" | median; }
 # per-round ratios (sec measA varA) / (sec measB varB), paired by round
@@ -269,7 +261,6 @@ rfx() {
 	if [ -z "$lo" ] || [ "$m" = nan ]; then echo "n/a"; return; fi
 	awk -v m="$m" -v lo="$lo" -v hi="$hi" 'BEGIN {printf "%.2f× (%.2f–%.2f)", m, lo, hi}'
 }
-calc() { awk "BEGIN {x = $*; print x}"; }
 f0() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.0f", x}'; }
 f1() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.1f", x}'; }
 f2() { awk -v x="$1" 'BEGIN {if (x == "nan" || x == "") print "n/a"; else printf "%.2f", x}'; }
@@ -1546,12 +1537,7 @@ fi
 	echo "relation status load theoretical_fp checks shortcuts source_lookups source_hits fallbacks"
 	echo "$health"
 	echo '```'
-	if [ ${#FAILS[@]} -gt 0 ]; then
-		echo
-		echo "## FAILURES"
-		echo
-		printf -- '- %s\n' "${FAILS[@]}"
-	fi
+	fails_md
 } >"$OUT/results.md"
 
 echo
@@ -1560,8 +1546,4 @@ echo
 [ -n "$peer_note" ] && echo "peer: $peer_note"
 [ -n "$plot_note" ] && echo "$plot_note"
 say "done in ${runtime}s; results in $OUT"
-if [ ${#FAILS[@]} -gt 0 ]; then
-	echo "FAILED:" >&2
-	printf '  %s\n' "${FAILS[@]}" >&2
-	exit 1
-fi
+exit_on_fails

@@ -132,7 +132,7 @@ bg_build_install() {
 	log=${BG_BUILD_LOG:-$(mktemp /tmp/bloomguard-build.XXXXXX)}
 	bg_log "building bloomguard against $("$PG_CONFIG" --version) ($PG_CONFIG)"
 	make -C "$1" -s PG_CONFIG="$PG_CONFIG" clean >/dev/null 2>&1
-	make -C "$1" -s -k PG_CONFIG="$PG_CONFIG" 2>&1 >/dev/null | tee "$log" >&2
+	make -C "$1" -s -k -j"$(nproc)" PG_CONFIG="$PG_CONFIG" 2>&1 >/dev/null | tee "$log" >&2
 	rc=${PIPESTATUS[0]}
 	nwarn=$(grep -c 'warning:' "$log" || true)
 	echo "build: $nwarn compiler warnings" >&2
