@@ -30,7 +30,13 @@
 #   - the header, the dashes and "(N rows)" are left out (their widths and
 #     counts follow the rows).
 #
-# Everything else, in those tables and outside them, must be equal, but
+# A table of ON with the node that still differs from OFF's is a plan the
+# node's costs made the planner choose (another join order, another
+# index): plan lines too, counted and named by file and line, not failed.
+# A plan table without the node must be equal: where the node is not
+# chosen, the costs are OFF's.
+#
+# Everything else, outside those tables, must be equal, but
 # for one thing of the harness's own: the OID of its event trigger's
 # function, which opr_sanity lists among the functions that are SECURITY
 # DEFINER (a new one in each run's database), is not compared.  A crash
@@ -207,11 +213,13 @@ def plan_equal(off_rows, on_rows):
 
 
 def compare(off_lines, on_lines):
-    """(plan tables that differed in plan lines only, other differences as
-    unified diff lines) of one result file."""
+    """(plan tables that differed only by the node, line numbers in ON of
+    plan tables with the node whose plan differs beyond it, other
+    differences as unified diff lines) of one result file."""
     off_t = tables(off_lines)
     on_t = tables(on_lines)
     plan_only = 0
+    changed = []
     # replace each plan table of ON that matches OFF's table at the same
     # place (by the text before it) with OFF's, so that what remains
     # different is what is not a plan line
@@ -239,10 +247,14 @@ def compare(off_lines, on_lines):
             continue
         if plan_equal(off_lines[orr:oe], rows):
             plan_only += 1
-            fixed[h + shift:e + 1 + shift] = off_lines[oh:oe + 1]
-            shift += (oe - oh) - (e - h)
+        else:
+            # the node's costs chose another plan (a join order, an
+            # index): still plan lines, counted and named apart
+            changed.append(h + 1)
+        fixed[h + shift:e + 1 + shift] = off_lines[oh:oe + 1]
+        shift += (oe - oh) - (e - h)
     diff = list(difflib.unified_diff(off_lines, fixed, 'off', 'on', n=2, lineterm=''))
-    return plan_only, diff
+    return plan_only, changed, diff
 
 
 def main():
@@ -250,6 +262,7 @@ def main():
     names = sorted(set(os.listdir(off_dir)) | set(os.listdir(on_dir)))
     plan_tables = 0
     files_plan = 0
+    replanned = []
     bad = []
     for name in names:
         if not name.endswith('.out'):
@@ -262,13 +275,16 @@ def main():
                                 open(p, errors='replace').read().split('\n')] for p in paths)
         if off_lines == on_lines:
             continue
-        n, diff = compare(off_lines, on_lines)
+        n, changed, diff = compare(off_lines, on_lines)
         plan_tables += n
         files_plan += n > 0
+        replanned += ['%s:%d' % (name, line) for line in changed]
         if diff:
             bad.append((name, diff))
     print('%d result files compared; %d plan tables in %d files differ in plan lines only'
           % (sum(1 for n in names if n.endswith('.out')), plan_tables, files_plan))
+    print('%d plan tables with the node differ beyond it (the node\'s costs chose another plan)%s'
+          % (len(replanned), ': ' + ' '.join(replanned) if replanned else ''))
     for name, diff in bad:
         print('DIFFERENCE in %s (first 60 lines):' % name)
         for line in diff[:60]:

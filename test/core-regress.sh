@@ -69,12 +69,17 @@ guard_all_files() {
 }
 
 if [ "${1:-}" != --as-postgres ]; then
+	# SQLsmith's package too, for the run against the database the last
+	# guarded run leaves (below), unless it is left out
+	pkgs=python3-psycopg2
+	[ "${CORE_REGRESS_SQLSMITH:-1}" = 0 ] || pkgs="$pkgs sqlsmith"
 	if [ "$(id -u)" = 0 ]; then
-		bg_install_deps python3-psycopg2 || exit 1
+		# shellcheck disable=SC2086
+		bg_install_deps $pkgs || exit 1
 		guard_all_files install || exit 1
 		trap 'guard_all_files remove' EXIT
 	fi
-	bg_rerun_as_postgres test/core-regress.sh python3-psycopg2 \
+	bg_rerun_as_postgres test/core-regress.sh "$pkgs" \
 		"PG_SRC CORE_REGRESS_ONLY CORE_REGRESS_ANY_MINOR CORE_REGRESS_SKIP CORE_REGRESS_SQLSMITH SQLSMITH_QUERIES SQLSMITH_SEED"
 fi
 
