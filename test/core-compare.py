@@ -30,9 +30,12 @@
 #   - the header, the dashes and "(N rows)" are left out (their widths and
 #     counts follow the rows).
 #
-# A table of ON with the node that still differs from OFF's is a plan the
-# node's costs made the planner choose (another join order, another
-# index): plan lines too, counted and named by file and line, not failed.
+# A table of ON with the node that still differs from OFF's is another
+# plan the planner chose with the node in its path lists (join.out's joins
+# of the three-row tables j1 and j2 cost the same either way round, and
+# add_path() breaks the tie by parallel safety, which a path with the node
+# never has): plan lines too, counted and named by file and line, not
+# failed.
 # A plan table without the node must be equal: where the node is not
 # chosen, the costs are OFF's.
 #
@@ -248,8 +251,8 @@ def compare(off_lines, on_lines):
         if plan_equal(off_lines[orr:oe], rows):
             plan_only += 1
         else:
-            # the node's costs chose another plan (a join order, an
-            # index): still plan lines, counted and named apart
+            # another plan chosen with the node in the path lists (a
+            # join order): still plan lines, counted and named apart
             changed.append(h + 1)
         fixed[h + shift:e + 1 + shift] = off_lines[oh:oe + 1]
         shift += (oe - oh) - (e - h)
@@ -283,7 +286,7 @@ def main():
             bad.append((name, diff))
     print('%d result files compared; %d plan tables in %d files differ in plan lines only'
           % (sum(1 for n in names if n.endswith('.out')), plan_tables, files_plan))
-    print('%d plan tables with the node differ beyond it (the node\'s costs chose another plan)%s'
+    print('%d plan tables with the node differ beyond it (another plan chosen with the node)%s'
           % (len(replanned), ': ' + ' '.join(replanned) if replanned else ''))
     for name, diff in bad:
         print('DIFFERENCE in %s (first 60 lines):' % name)
