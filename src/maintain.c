@@ -241,6 +241,23 @@ bg_worker_build_attempt(BgGuardTodo *todo, int attempt)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortCurrentTransaction();
+
+		/*
+		 * Forget a cancel that is still pending, as PostgresMain() does after
+		 * an error ("second to avoid race condition"): it was for the
+		 * transaction just aborted.  The startup process repeats its conflict
+		 * signal every 5 ms until our lock is gone, and before PostgreSQL 17
+		 * the signal handler itself sets QueryCancelPending while we are in
+		 * a transaction (postgres.c's RecoveryConflictInterrupt()): during
+		 * this block, or between ProcessInterrupts() clearing the flag and
+		 * reading RecoveryConflictPending.  Left set, it cancels the next
+		 * attempt before it starts, or this pass outside any handler: the
+		 * worker exits at ERROR, "canceling statement due to user request".
+		 * (From 17 on, a conflict is judged when it is processed; outside a
+		 * transaction, as at the next attempt's CHECK_FOR_INTERRUPTS(), it
+		 * is ignored.)
+		 */
+		QueryCancelPending = false;
 		if (RecoveryInProgress() && edata->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE)
 		{
 			/* the scan's snapshot or lock held up replay: expected, try again */
