@@ -4,7 +4,7 @@
 # is for (an absent key then costs a read from the disk, which the filter
 # saves).
 #
-#   test/bench/cold.sh                  # full run, about 70 minutes on 2 cores
+#   test/bench/cold.sh                  # full run, about 45 minutes on 2 cores, 20 GB of disk
 #   BENCH_SMOKE=1 test/bench/cold.sh    # 1M bigint keys, about a minute (CI)
 #
 # Needs root: the server runs in a memory cgroup (test/lib/cgroup.sh) that
