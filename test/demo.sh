@@ -20,8 +20,9 @@
 #                                        # cold case cannot be shown), seconds
 #                                        # per run (2)
 #
-# The memory cgroup needs root (test/lib/cgroup.sh, v1 or v2).  Where none
-# can be made, or the index would fit in the cache anyway (DEMO_ROWS
+# The memory cgroup needs root (test/lib/cgroup.sh, v1 or v2; it mounts a
+# cgroup file system for the run where none is mounted).  Where none can
+# be made, or the index would fit in the cache anyway (DEMO_ROWS
 # small), the demo says so and shows the in-memory case only.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -41,6 +41,7 @@ bg_cg_create() {
 		BG_CG_WHY="making a memory cgroup needs root"
 		return 1
 	fi
+	bg_cg_mount || return 1
 	# v1: a cgroup (not cgroup2) mount with the memory controller
 	mnt=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ {print $2; exit}' /proc/mounts)
 	if [ -n "$mnt" ]; then
@@ -90,6 +91,34 @@ bg_cg_create() {
 	BG_CG=$top/server BG_CG_CLIENT=$top/client BG_CG_TOP=$top BG_CG_VERSION=2
 }
 
+# As root, where no cgroup file system is mounted (a machine or container
+# whose init did not mount one) but the kernel has the memory controller
+# (/proc/cgroups): mount one at a directory of our own, a v1 "memory"
+# hierarchy or else cgroup2, and note it in BG_CG_MOUNTED for
+# bg_cg_remove to unmount.  Mounting the controller's hierarchy again
+# shows the same hierarchy; nothing else on the machine changes.
+BG_CG_MOUNTED=""
+bg_cg_mount() {
+	local dir=/run/bloomguard-cgroup.$$
+	if awk '($3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/) || $3 == "cgroup2" {found = 1} END {exit !found}' /proc/mounts; then
+		return 0
+	fi
+	if ! awk '$1 == "memory" && $4 == 1 {found = 1} END {exit !found}' /proc/cgroups 2>/dev/null; then
+		BG_CG_WHY="no cgroup file system is mounted, and the kernel has no memory controller enabled (/proc/cgroups)"
+		return 1
+	fi
+	mkdir -p "$dir" || { BG_CG_WHY="cannot make $dir to mount a cgroup file system on"; return 1; }
+	if mount -t cgroup -o memory bloomguard "$dir" 2>/dev/null ||
+		mount -t cgroup2 bloomguard "$dir" 2>/dev/null; then
+		BG_CG_MOUNTED=$dir
+		bg_log "no cgroup file system was mounted: mounted one at $dir for this run"
+		return 0
+	fi
+	rmdir "$dir"
+	BG_CG_WHY="no cgroup file system is mounted, and mounting one (v1 memory or cgroup2) was refused: a container without the right to mount?"
+	return 1
+}
+
 # As root, in the (sub)shell that then runs the user's script: move it
 # into the client leaf (v2; nothing to do for v1).
 bg_cg_enter_client() {
@@ -100,16 +129,20 @@ bg_cg_enter_client() {
 # still in it (a server that did not stop) keeps it, and is reported.
 bg_cg_remove() {
 	local d left
-	[ -n "${BG_CG_TOP:-}" ] && [ -d "$BG_CG_TOP" ] || return 0
-	for d in "$BG_CG_TOP/server" "$BG_CG_TOP/client" "$BG_CG_TOP"; do
-		[ -d "$d" ] || continue
-		left=$(cat "$d/cgroup.procs" 2>/dev/null)
-		if [ -n "$left" ]; then
-			bg_log "cgroup $d still holds processes $(echo $left): not removed"
-			return 1
-		fi
-		rmdir "$d" || return 1
-	done
+	if [ -n "${BG_CG_TOP:-}" ] && [ -d "$BG_CG_TOP" ]; then
+		for d in "$BG_CG_TOP/server" "$BG_CG_TOP/client" "$BG_CG_TOP"; do
+			[ -d "$d" ] || continue
+			left=$(cat "$d/cgroup.procs" 2>/dev/null)
+			if [ -n "$left" ]; then
+				bg_log "cgroup $d still holds processes $(echo $left): not removed"
+				return 1
+			fi
+			rmdir "$d" || return 1
+		done
+	fi
+	if [ -n "$BG_CG_MOUNTED" ]; then
+		umount "$BG_CG_MOUNTED" && rmdir "$BG_CG_MOUNTED" && BG_CG_MOUNTED=""
+	fi
 }
 
 # Run a command ($@) inside the server's cgroup: it and every process it
