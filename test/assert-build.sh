@@ -32,8 +32,9 @@ log() { printf '==> [assert-build] %s\n' "$*" >&2; }
 export DEBIAN_FRONTEND=noninteractive
 
 need=""
+# valgrind for valgrind/memcheck.h: the build is made with -DUSE_VALGRIND
 for p in dpkg-dev bison flex libreadline-dev zlib1g-dev libicu-dev pkg-config gcc make perl \
-	libipc-run-perl xz-utils "postgresql-$major"; do
+	libipc-run-perl xz-utils valgrind "postgresql-$major"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then
@@ -132,7 +133,7 @@ t0=$(date +%s)
 		done
 ) || {
 	echo "the assert-enabled build failed; logs in $tree:" >&2
-	tail -30 "$tree"/*.log >&2
+	tail -n 30 "$tree"/*.log >&2
 	exit 1
 }
 # the tests run as postgres, which must reach the installation and write

@@ -125,7 +125,7 @@ else
 			make -s install DESTDIR="$dir/stage" >install.log 2>&1
 	); then
 		echo "the Citus build failed; logs in $tree:" >&2
-		tail -30 "$tree"/configure.log "$tree"/make.log "$tree"/install.log 2>/dev/null >&2
+		tail -n 30 "$tree"/configure.log "$tree"/make.log "$tree"/install.log 2>/dev/null >&2
 		exit 1
 	fi
 	# where the staged files are: the module directory and the extension

@@ -70,7 +70,7 @@ else
 			make -s install >install.log 2>&1
 	) || {
 		echo "PostgreSQL $version build failed; logs in $build:" >&2
-		tail -30 "$build"/*.log >&2
+		tail -n 30 "$build"/*.log >&2
 		exit 1
 	}
 	echo "$stamp" >"$prefix/.bloomguard-stamp"
