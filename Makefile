@@ -30,6 +30,7 @@ OBJS = \
 	src/lookup.o \
 	src/planner.o \
 	src/guardscan.o \
+	src/citus.o \
 	src/maintain.o \
 	src/worker.o \
 	src/launcher.o \

@@ -83,8 +83,41 @@ ALTER TRIGGER bloomguard ON cov RENAME TO something_else;
 SELECT state FROM bloomguard_health WHERE relation = 'cov'::regclass;
 INSERT INTO cov VALUES (3001);
 SELECT bloomguard_check('cov', 3001) <> 'absent' AS not_absent, guarded_exists('cov', 3001);
-ALTER TRIGGER something_else ON cov RENAME TO bloomguard;
+-- the feed is known by its function and shape, not its name (Citus
+-- renames the triggers it copies): a rebuild trusts it under the new name
+SELECT feed FROM bloomguard_health WHERE relation = 'cov'::regclass;
 SELECT bloomguard_rebuild('cov');
+SELECT state, feed FROM bloomguard_health WHERE relation = 'cov'::regclass;
+INSERT INTO cov VALUES (3002);
+SELECT bloomguard_check('cov', 3002) <> 'absent' AS not_absent, guarded_exists('cov', 3002),
+       bloomguard_check('cov', -3002) AS never_written;
+-- and renaming it again untrusts it again
+ALTER TRIGGER something_else ON cov RENAME TO bloomguard;
+SELECT state FROM bloomguard_health WHERE relation = 'cov'::regclass;
+SELECT bloomguard_rebuild('cov');
+-- a copy of the feed under another name, as Citus puts on a shard, is
+-- adopted by attach; a second copy is judged with it, and detach drops
+-- both
+CREATE TABLE cov_copy (id int PRIMARY KEY);
+INSERT INTO cov_copy SELECT generate_series(1, 100);
+CREATE TRIGGER bloomguard_102008 AFTER INSERT OR UPDATE ON cov_copy
+  FOR EACH ROW EXECUTE FUNCTION bloomguard_trigger();
+ALTER TABLE cov_copy ENABLE ALWAYS TRIGGER bloomguard_102008;
+CREATE TRIGGER a_disabled_copy AFTER INSERT OR UPDATE ON cov_copy
+  FOR EACH ROW EXECUTE FUNCTION bloomguard_trigger();
+ALTER TABLE cov_copy DISABLE TRIGGER a_disabled_copy;
+SELECT bloomguard_attach('cov_copy');
+SELECT state, feed FROM bloomguard_health WHERE relation = 'cov_copy'::regclass;
+SELECT guarded_exists('cov_copy', 100), bloomguard_check('cov_copy', 100) <> 'absent' AS not_absent,
+       bloomguard_check('cov_copy', -1) AS never_written;
+-- the enabled copy disabled: the disabled one is no feed either
+ALTER TABLE cov_copy DISABLE TRIGGER bloomguard_102008;
+SELECT state, feed FROM bloomguard_health WHERE relation = 'cov_copy'::regclass;
+INSERT INTO cov_copy VALUES (101);
+SELECT bloomguard_check('cov_copy', 101), guarded_exists('cov_copy', 101);
+SELECT bloomguard_detach('cov_copy');
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'cov_copy'::regclass;
+DROP TABLE cov_copy;
 
 -- CREATE OR REPLACE TRIGGER with a WHEN clause (or another function, or
 -- UPDATE OF) is not the feed: untrusted, and a rebuild refuses it

@@ -93,12 +93,6 @@ PG_FUNCTION_INFO_V1(bloomguard_attach);
 PG_FUNCTION_INFO_V1(bloomguard_detach);
 PG_FUNCTION_INFO_V1(bloomguard_rebuild);
 
-/* bloomguard.default_error_rate (bg_attach_init() defines it) */
-#define BG_ERROR_RATE_DEFAULT		0.01
-#define BG_ERROR_RATE_MIN			1e-9
-#define BG_ERROR_RATE_MAX			0.5
-static double bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
-
 /*
  * The slot an attach in this backend has claimed but not yet registered:
  * released if the backend exits before the feed worker has committed.
@@ -205,8 +199,8 @@ bg_attach_check_leaves(Relation parent, bool concurrent, double **rows, double *
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("partition \"%s\" of table \"%s\" is already guarded or has a trigger named \"%s\"",
 							RelationGetRelationName(part), RelationGetRelationName(parent),
-							BLOOMGUARD_TRIGGER_NAME),
-					 errhint("Detach its guard with bloomguard_detach(), or rename that trigger, first.")));
+							bg_feed_trigger_name(part)),
+					 errhint("Detach its guard with bloomguard_detach(), or drop that trigger, first.")));
 		if (part->rd_rel->relkind == RELKIND_RELATION)
 		{
 			bg_check_guardable(part);
@@ -345,7 +339,7 @@ bg_attach_adopt(Relation rel, int64 capacity, double error_rate)
 	CommandCounterIncrement();
 	ereport(NOTICE,
 			(errmsg("adopting the existing trigger \"%s\" of table \"%s\"",
-					BLOOMGUARD_TRIGGER_NAME, RelationGetRelationName(rel))));
+					bg_feed_trigger_name(rel), RelationGetRelationName(rel))));
 	(void) bg_rebuild(rel, capacity, error_rate, false);
 }
 
@@ -415,6 +409,12 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 
 	rel = relation_open(relid, AccessShareLock);
 	bg_check_owner(rel);
+	if (bg_citus_guards_through_shards(bg_table_kind(rel)))
+	{
+		/* guarded through its shards (citus.c); closes rel */
+		bg_citus_attach(rel, !PG_ARGISNULL(1) || !PG_ARGISNULL(2));
+		PG_RETURN_VOID();
+	}
 	concurrent = bg_attach_concurrently(rel);
 	if (!concurrent)
 	{
@@ -426,7 +426,7 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 	desc = bg_keydesc_build(rel, false, true);
 	capacity = PG_ARGISNULL(1) ?
 		bg_choose_capacity(bg_estimate_rows(rel), 0, false, 0) : PG_GETARG_INT64(1);
-	error_rate = PG_ARGISNULL(2) ? bg_default_error_rate : PG_GETARG_FLOAT8(2);
+	error_rate = PG_ARGISNULL(2) ? bg_error_rate_default() : PG_GETARG_FLOAT8(2);
 	bg_check_capacity(capacity);
 	bg_check_error_rate(error_rate);
 
@@ -446,10 +446,11 @@ bloomguard_attach(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("table \"%s\" already has a trigger named \"%s\"",
-						RelationGetRelationName(rel), BLOOMGUARD_TRIGGER_NAME),
+						RelationGetRelationName(rel), bg_feed_trigger_name(rel)),
 				 bg_feed_state(rel) == BG_FEED_NOT_ALWAYS ?
 				 errhint("If it is a copy of bloomguard's trigger, enable it with ALTER TABLE %s ENABLE ALWAYS TRIGGER %s and attach again, which adopts it; or remove it with bloomguard_detach().",
-						 bg_qualified_name(rel), BLOOMGUARD_TRIGGER_NAME) :
+						 bg_qualified_name(rel),
+						 quote_identifier(bg_feed_trigger_name(rel))) :
 				 errhint("Rename or drop that trigger first.")));
 	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
 	{
@@ -571,13 +572,20 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	}
 	bg_check_owner(rel);
+	/* a Citus shell's trigger: its shards' guards go with it (citus.c) */
+	if (bg_citus_guards_through_shards(bg_table_kind(rel)) &&
+		bg_feed_state(rel) != BG_FEED_MISSING)
+		ereport(NOTICE,
+				(errmsg("dropping the trigger \"%s\" of Citus table \"%s\" and its copies on every shard",
+						bg_feed_trigger_name(rel), RelationGetRelationName(rel)),
+				 errdetail("The shards' guards stop answering at once; each node's background worker removes them at its next maintenance pass.")));
 	/* an orphan feed trigger (a schema copy's) is removed as well */
-	if (!bg_registry_lookup(relid, NULL, NULL) &&
+	else if (!bg_registry_lookup(relid, NULL, NULL) &&
 		(bg_feed_state(rel) == BG_FEED_IN_PLACE ||
 		 bg_feed_state(rel) == BG_FEED_NOT_ALWAYS))
 		ereport(NOTICE,
 				(errmsg("table \"%s\" is not guarded; dropping its trigger \"%s\"",
-						RelationGetRelationName(rel), BLOOMGUARD_TRIGGER_NAME)));
+						RelationGetRelationName(rel), bg_feed_trigger_name(rel))));
 	else
 		bg_require_guarded(rel, NULL, NULL);
 	{
@@ -596,6 +604,8 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 	{
 		int			gucnest = NewGUCNestLevel();
 		Oid			outer;
+		/* every candidate (feedcheck.c): a copy left would run on */
+		List	   *names = bg_feed_trigger_names(rel);
 
 		/*
 		 * A trigger left on a Citus distributed or reference table (the
@@ -614,10 +624,17 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		outer = bg_own_trigger_begin(relid);
 		PG_TRY();
 		{
-			if (SPI_execute(psprintf("DROP TRIGGER %s ON %s", BLOOMGUARD_TRIGGER_NAME,
-									 bg_qualified_name(rel)),
-							false, 0) != SPI_OK_UTILITY)
-				elog(ERROR, "could not drop the bloomguard trigger");
+			ListCell   *lc;
+
+			foreach(lc, names)
+			{
+				if (SPI_execute(psprintf("DROP TRIGGER %s ON %s",
+										 quote_identifier(lfirst(lc)),
+										 bg_qualified_name(rel)),
+								false, 0) != SPI_OK_UTILITY)
+					elog(ERROR, "could not drop the bloomguard trigger \"%s\"",
+						 (char *) lfirst(lc));
+			}
 		}
 		PG_FINALLY();
 		{
@@ -718,29 +735,12 @@ bloomguard_rebuild(PG_FUNCTION_ARGS)
 
 	rel = relation_open(PG_GETARG_OID(0), AccessShareLock);
 	bg_check_owner(rel);
-	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
+	if (bg_citus_guards_through_shards(bg_table_kind(rel)))
+		bg_citus_rebuild(rel, !PG_ARGISNULL(1) || !PG_ARGISNULL(2));
+	else if (rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE)
 		bg_rebuild_partitioned(rel, capacity, error_rate);
 	else
 		(void) bg_rebuild(rel, capacity, error_rate, false);
 	relation_close(rel, NoLock);
 	PG_RETURN_VOID();
-}
-
-/*
- * Define bloomguard.default_error_rate; called from _PG_init, preloaded or
- * not (README's Settings: it exists wherever the library is loaded).
- */
-void
-bg_attach_init(void)
-{
-	DefineCustomRealVariable("bloomguard.default_error_rate",
-							 "Target false-positive rate of new filters when none is given.",
-							 NULL,
-							 &bg_default_error_rate,
-							 BG_ERROR_RATE_DEFAULT,
-							 BG_ERROR_RATE_MIN,
-							 BG_ERROR_RATE_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
 }

@@ -290,7 +290,7 @@ typedef struct BgKeyInfo
 /* Whether a table's feed trigger is the one attach creates. */
 typedef enum BgFeedState
 {
-	BG_FEED_MISSING,			/* no trigger named bloomguard */
+	BG_FEED_MISSING,			/* no candidate trigger (feedcheck.c) */
 	BG_FEED_ALTERED,			/* there is one, but not as attach makes it */
 	BG_FEED_NOT_ALWAYS,			/* as attach makes it, but not enabled ALWAYS */
 	BG_FEED_IN_PLACE			/* as attach makes it, enabled ALWAYS */
@@ -311,6 +311,7 @@ extern void bg_slot_claim_end(Oid relid);
 extern void bg_slot_release(Oid dbid, Oid relid);
 extern void bg_slot_release_database(Oid dbid);
 extern void bg_visit_request(void);
+extern void bg_visit_always(bool on);
 extern bool bg_visit_wanted(Oid dbid, bool take);
 extern void bg_slot_forget_when_committed(Oid dbid, Oid relid, TransactionId xid);
 extern void bg_slot_sweep(void);
@@ -458,10 +459,13 @@ extern void bg_key_colhashes(const BgKeyDesc *desc, const Datum *values,
 extern BgFeedState bg_feed_check(Relation rel, TransactionId *feed_version);
 extern BgFeedState bg_feed_state(Relation rel);
 extern BgFeedState bg_feed_state_by_oid(Oid relid);
+extern const char *bg_feed_trigger_name(Relation rel);
+extern List *bg_feed_trigger_names(Relation rel);
 extern List *bg_feed_trigger_tables(void);
 extern bool bg_feed_trigger_of(Oid trigoid, Oid *relid, bool *clone);
 extern bool bg_feed_function_changing(Oid funcoid);
 extern HeapTuple bg_feed_trigger_tuple(Oid relid);
+extern HeapTuple bg_named_trigger_tuple(Oid relid);
 extern TransactionId bg_feed_trigger_version(Oid relid);
 
 /* keycache.c */
@@ -478,6 +482,8 @@ extern double bg_live_rows(Oid relid);
 extern int64 bg_choose_capacity(double rows, double distinct_keys, bool full,
 								int64 current);
 extern bool bg_capacity_fits(int64 capacity, double error_rate);
+extern double bg_error_rate_default(void);
+extern void bg_sizing_init(void);
 
 /* partition.c */
 extern List *bg_partition_leaves(Oid parent, LOCKMODE lockmode);
@@ -525,6 +531,9 @@ extern void bg_check_guardable(Relation rel);
 extern void bg_check_not_in_recovery(void);
 extern int64 bg_rebuild_capacity(Relation rel);
 extern bool bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait);
+
+/* trigger.c */
+extern void bg_feed_trigger_create(Oid relid, Oid owner);
 
 /* args.c */
 typedef enum BgArgConv
@@ -602,6 +611,12 @@ extern void bg_guard_scan_register(void);
 /* planner.c */
 extern void bg_planner_init(void);
 
+/* citus.c */
+extern bool bg_citus_guards_through_shards(BgTableKind kind);
+extern void bg_citus_attach(Relation rel, bool sized);
+extern void bg_citus_rebuild(Relation rel, bool sized);
+extern void bg_citus_upkeep(void);
+
 /* maintain.c */
 extern void bg_maintain_init(void);
 extern void bg_maintain_database(void);
@@ -619,6 +634,5 @@ extern void bg_launcher_init(void);
 extern void bg_launcher_register(void);
 
 /* attach.c */
-extern void bg_attach_init(void);
 
 #endif							/* BLOOMGUARD_H */

@@ -178,6 +178,9 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 
 		if (!bg_feed_trigger_of(objectId, &relid, &clone))
 			return;
+		/* Citus copying a guarded shell's trigger to a placement (citus.c) */
+		if (access == OAT_POST_CREATE && bg_citus_present())
+			bg_visit_always(true);
 		if (!bg_own_trigger(relid, clone))
 			bg_untrust_at_commit(relid, access == OAT_DROP ?
 								 "its trigger was dropped" :

@@ -5,7 +5,23 @@
  *	  makes, and the versions of its row and of its function's row.
  *
  * Every reader of pg_trigger and of the feed function's pg_proc row is
- * here, so that what "the feed is in place" means is written once:
+ * here, so that what "the feed is in place" means is written once.
+ *
+ * Which trigger is the feed.  A trigger is recognised by what it runs,
+ * not by its name: the candidates are the table's triggers that run this
+ * extension's bloomguard_trigger(), and one named "bloomguard" that runs
+ * something else (CREATE OR REPLACE TRIGGER bloomguard ... EXECUTE
+ * FUNCTION f(), so that it is reported as altered rather than missing).
+ * Tools that copy triggers rename them: Citus names a shard's copy of a
+ * table's trigger bloomguard_<shardid>, and citus_add_local_table_to_metadata()
+ * renames the trigger of the table it turns into a shard.  The feed is the
+ * first candidate, in name order, that is exactly what attach creates and
+ * enabled ALWAYS (one such trigger sees every key, whatever the others
+ * do), or else the first candidate, whose state is then the verdict.  The
+ * relcache and pg_trigger's (tgrelid, tgname) index both list a table's
+ * triggers in name order, so every reader below picks the same one.
+ *
+ * The readers:
  *	- bg_feed_check() judges a table's trigger from the relcache (cheap:
  *	  done on every lookup), and returns the version of the feed
  *	  function's catalog row with the verdict;
@@ -100,6 +116,9 @@ bg_is_feed_function(Oid funcoid, TransactionId *version)
 		*version = bg_feed_funcversion;
 		return true;
 	}
+	/* the extension has one feed function: any other is not it */
+	if (OidIsValid(bg_feed_funcoid))
+		return false;
 	if (!bg_feed_callback_registered)
 	{
 		CacheRegisterSyscacheCallback(PROCOID, bg_feed_funcoid_invalidate, (Datum) 0);
@@ -140,7 +159,7 @@ bg_is_feed_function(Oid funcoid, TransactionId *version)
 }
 
 /*
- * Judge a trigger named "bloomguard": is it exactly what attach creates
+ * Judge a candidate trigger (the file header): is it exactly what attach creates
  * (AFTER INSERT OR UPDATE FOR EACH ROW, no WHEN, no UPDATE OF, not a
  * constraint trigger, running our feed function), and does it fire
  * ALWAYS?  Anything else might not see every key.  *version is set to the
@@ -161,34 +180,113 @@ bg_judge_trigger(char tgenabled, int16 tgtype, int16 tgnattr, bool has_qual,
 }
 
 /*
- * Is the feed trigger on rel as attach made it?  A cheap scan of the
- * relcache's trigger list, done on every lookup.  *feed_version is set to
- * the version of the feed function's catalog row when the answer is
- * BG_FEED_IN_PLACE, to InvalidTransactionId otherwise.
+ * Could a trigger be the feed (the file header)?  Named bloomguard, or
+ * running the feed function.
  */
-BgFeedState
-bg_feed_check(Relation rel, TransactionId *feed_version)
+static bool
+bg_feed_candidate(const char *tgname, Oid tgfoid)
+{
+	TransactionId version;
+
+	return strcmp(tgname, BLOOMGUARD_TRIGGER_NAME) == 0 ||
+		bg_is_feed_function(tgfoid, &version);
+}
+
+/*
+ * Of the candidates seen so far (*have of them) and one more judged
+ * state, is the new one the feed (the file header)?
+ */
+static bool
+bg_feed_prefer(bool have, BgFeedState best, BgFeedState state)
+{
+	return !have || (best != BG_FEED_IN_PLACE && state == BG_FEED_IN_PLACE);
+}
+
+/*
+ * Find rel's feed trigger in the relcache's trigger list (the file
+ * header), a cheap scan done on every lookup.  Returns its state,
+ * BG_FEED_MISSING if there is no candidate.  *feed_version is set to the
+ * version of the feed function's catalog row when the answer is
+ * BG_FEED_IN_PLACE, to InvalidTransactionId otherwise; *tgname (if not
+ * NULL) to the trigger's name, or NULL.
+ */
+static BgFeedState
+bg_feed_find(Relation rel, TransactionId *feed_version, const char **tgname)
 {
 	TriggerDesc *trigdesc = rel->trigdesc;
+	BgFeedState best = BG_FEED_MISSING;
+	bool		have = false;
 	int			i;
 
 	*feed_version = InvalidTransactionId;
+	if (tgname)
+		*tgname = NULL;
 	for (i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
 	{
 		Trigger    *trig = &trigdesc->triggers[i];
 		TransactionId version = InvalidTransactionId;
 		BgFeedState state;
 
-		if (strcmp(trig->tgname, BLOOMGUARD_TRIGGER_NAME) != 0)
+		if (!bg_feed_candidate(trig->tgname, trig->tgfoid))
 			continue;
 		state = bg_judge_trigger(trig->tgenabled, trig->tgtype, trig->tgnattr,
 								 trig->tgqual != NULL, trig->tgconstraint,
 								 trig->tgdeferrable, trig->tgfoid, &version);
-		if (state == BG_FEED_IN_PLACE)
-			*feed_version = version;
-		return state;
+		if (!bg_feed_prefer(have, best, state))
+			continue;
+		have = true;
+		best = state;
+		*feed_version = state == BG_FEED_IN_PLACE ? version : InvalidTransactionId;
+		if (tgname)
+			*tgname = trig->tgname;
 	}
-	return BG_FEED_MISSING;
+	return best;
+}
+
+/*
+ * Is rel's feed trigger as attach made it?  *feed_version as for
+ * bg_feed_find().
+ */
+BgFeedState
+bg_feed_check(Relation rel, TransactionId *feed_version)
+{
+	return bg_feed_find(rel, feed_version, NULL);
+}
+
+/*
+ * The name of rel's feed trigger, for messages and for the commands that
+ * name it; "bloomguard", the name attach gives it, if there is none.
+ */
+const char *
+bg_feed_trigger_name(Relation rel)
+{
+	TransactionId version;
+	const char *name;
+
+	(void) bg_feed_find(rel, &version, &name);
+	return name ? name : BLOOMGUARD_TRIGGER_NAME;
+}
+
+/*
+ * The names of all of rel's candidate triggers (the file header), which
+ * detach drops: a copy that is not the feed would otherwise be left
+ * behind, running the feed function for a table no longer guarded.
+ */
+List *
+bg_feed_trigger_names(Relation rel)
+{
+	TriggerDesc *trigdesc = rel->trigdesc;
+	List	   *result = NIL;
+	int			i;
+
+	for (i = 0; trigdesc != NULL && i < trigdesc->numtriggers; i++)
+	{
+		Trigger    *trig = &trigdesc->triggers[i];
+
+		if (bg_feed_candidate(trig->tgname, trig->tgfoid))
+			result = lappend(result, pstrdup(trig->tgname));
+	}
+	return result;
 }
 
 /* bg_feed_check() for a caller that needs only the verdict. */
@@ -200,9 +298,22 @@ bg_feed_state(Relation rel)
 	return bg_feed_check(rel, &version);
 }
 
+/* Judge a pg_trigger row as bg_judge_trigger() does. */
+static BgFeedState
+bg_judge_tuple(HeapTuple tuple)
+{
+	Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
+	TransactionId version;
+
+	return bg_judge_trigger(trig->tgenabled, trig->tgtype, trig->tgattr.dim1,
+							!heap_attisnull(tuple, Anum_pg_trigger_tgqual, NULL),
+							trig->tgconstraint, trig->tgdeferrable,
+							trig->tgfoid, &version);
+}
+
 /*
  * bg_feed_state() for a table we do not open (the health view must not
- * wait for a table lock): read its trigger from pg_trigger.
+ * wait for a table lock): read its feed trigger from pg_trigger.
  */
 BgFeedState
 bg_feed_state_by_oid(Oid relid)
@@ -212,44 +323,34 @@ bg_feed_state_by_oid(Oid relid)
 
 	if (tuple)
 	{
-		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
-		TransactionId version;
-
-		result = bg_judge_trigger(trig->tgenabled, trig->tgtype,
-								  trig->tgattr.dim1,
-								  !heap_attisnull(tuple, Anum_pg_trigger_tgqual, NULL),
-								  trig->tgconstraint, trig->tgdeferrable,
-								  trig->tgfoid, &version);
+		result = bg_judge_tuple(tuple);
 		heap_freetuple(tuple);
 	}
 	return result;
 }
 
 /*
- * The tables of this database that have a trigger named "bloomguard"
- * running the feed function, whatever its events or enabled state: the
- * candidates for orphan feeds (a schema copy carries the trigger without
- * the registry row).  A scan of pg_trigger, for the health view.
+ * The tables of this database that have a trigger running the feed
+ * function, whatever its name, events or enabled state: the candidates
+ * for orphan feeds (a schema copy carries the trigger without the
+ * registry row).  A scan of pg_trigger, for the health view.
  */
 List *
 bg_feed_trigger_tables(void)
 {
 	List	   *result = NIL;
 	Relation	rel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyData key;
 	SysScanDesc scan;
 	HeapTuple	tuple;
 
-	ScanKeyInit(&key, Anum_pg_trigger_tgname, BTEqualStrategyNumber, F_NAMEEQ,
-				CStringGetDatum(BLOOMGUARD_TRIGGER_NAME));
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
 	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
 		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
 		TransactionId version;
 
 		if (bg_is_feed_function(trig->tgfoid, &version))
-			result = lappend_oid(result, trig->tgrelid);
+			result = list_append_unique_oid(result, trig->tgrelid);
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -315,11 +416,51 @@ bg_feed_function_changing(Oid funcoid)
 }
 
 /*
- * A copy of the pg_trigger row of relid's feed trigger (the one named
- * bloomguard, as the catalog snapshot sees it), or NULL if it has none.
+ * A copy of the pg_trigger row of relid's feed trigger (the file header;
+ * as the catalog snapshot sees it), or NULL if it has none.
  */
 HeapTuple
 bg_feed_trigger_tuple(Oid relid)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	HeapTuple	result = NULL;
+	BgFeedState best = BG_FEED_MISSING;
+
+	rel = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	/* in name order, as the relcache lists them */
+	scan = systable_beginscan(rel, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
+		BgFeedState state;
+
+		if (!bg_feed_candidate(NameStr(trig->tgname), trig->tgfoid))
+			continue;
+		state = bg_judge_tuple(tuple);
+		if (!bg_feed_prefer(result != NULL, best, state))
+			continue;
+		if (result)
+			heap_freetuple(result);
+		result = heap_copytuple(tuple);
+		best = state;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/*
+ * A copy of the pg_trigger row of relid's trigger named bloomguard, the
+ * name attach gives the feed and a partitioned table's clones carry, or
+ * NULL if it has none (partition.c: names are what collide).
+ */
+HeapTuple
+bg_named_trigger_tuple(Oid relid)
 {
 	Relation	rel;
 	SysScanDesc scan;
@@ -342,8 +483,9 @@ bg_feed_trigger_tuple(Oid relid)
 
 /*
  * The version of relid's feed trigger row: the xmin of its pg_trigger
- * tuple, which every change of the trigger (ENABLE, DISABLE, a new
- * trigger of the name) makes new; InvalidTransactionId without one.
+ * tuple, which every change of the trigger (ENABLE, DISABLE, RENAME, a
+ * new trigger of the name) makes new; InvalidTransactionId without one.
+ * Another trigger becoming the feed changes it too.
  */
 TransactionId
 bg_feed_trigger_version(Oid relid)

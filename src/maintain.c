@@ -16,7 +16,8 @@
  *	- On a primary, it registers the leaf partitions of guarded
  *	  partitioned tables that have no registry row (partition.c's hook
  *	  registers them when they are made, but not while the library is not
- *	  loaded).
+ *	  loaded), and, where Citus is installed, keeps the guards of this
+ *	  node's shard placements of guarded Citus tables (citus.c).
  *	- It reads the database's bloomguard_guards and, one guard at a time,
  *	  smallest table first (so the most guards are ready soonest),
  *	  rebuilds (rebuild.c) every guard that is not_loaded or untrusted,
@@ -33,6 +34,11 @@
  * cycle with DDL.  What it cannot do it says in the health view's
  * last_error always, and in the log once per reason, not on every pass.
  *
+ * Why this is one file of some 610 lines: the pass's steps share its
+ * transaction, its never-wait rule and its error handling, and each is
+ * short; the Citus step, which knows another extension's catalogs, is
+ * citus.c.
+ *
  * Copyright (c) 2026, bloomguard developers. PostgreSQL License: see LICENSE.
  *
  *-------------------------------------------------------------------------
@@ -43,6 +49,7 @@
 #include "access/transam.h"
 #include "access/xlog.h"
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
@@ -367,6 +374,25 @@ bg_register_missing_leaves(const char *schema)
 		bg_partition_register(lfirst_oid(lc));
 }
 
+/* A registered table and its size in pages, for ordering the builds. */
+typedef struct BgTableSize
+{
+	Oid			relid;
+	int32		relpages;
+} BgTableSize;
+
+/* qsort comparator: smallest table first, then by OID. */
+static int
+bg_table_size_cmp(const void *a, const void *b)
+{
+	const BgTableSize *x = a;
+	const BgTableSize *y = b;
+
+	if (x->relpages != y->relpages)
+		return x->relpages < y->relpages ? -1 : 1;
+	return x->relid < y->relid ? -1 : (x->relid > y->relid ? 1 : 0);
+}
+
 /*
  * Read this database's registry and decide what to build, smallest table
  * first (by pg_class.relpages: reading a table's size would lock it).
@@ -385,6 +411,8 @@ bg_guards_to_build(MemoryContext cxt)
 	Oid			registry = get_relname_relid(BLOOMGUARD_REGISTRY_TABLE,
 											 bg_extension_schema());
 	char	   *query;
+	BgTableSize *tables;
+	uint64		ntables = 0;
 	uint64		i;
 
 	if (!OidIsValid(registry) ||
@@ -394,11 +422,7 @@ bg_guards_to_build(MemoryContext cxt)
 				(errmsg_internal("bloomguard: the registry is locked; trying again next pass")));
 		return NIL;
 	}
-	query = psprintf("SELECT g.relation::pg_catalog.oid"
-					 " FROM %s.bloomguard_guards g"
-					 " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) g.relation::pg_catalog.oid"
-					 " WHERE c.relkind OPERATOR(pg_catalog.=) 'r'"
-					 " ORDER BY c.relpages, c.oid",
+	query = psprintf("SELECT g.relation::pg_catalog.oid FROM %s.bloomguard_guards g",
 					 quote_identifier(get_namespace_name(bg_extension_schema())));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -407,11 +431,34 @@ bg_guards_to_build(MemoryContext cxt)
 		bg_register_missing_leaves(quote_identifier(get_namespace_name(bg_extension_schema())));
 	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read bloomguard_guards");
+
+	/*
+	 * The tables, smallest first, from the syscache rather than by a join
+	 * with pg_class: Citus hides its shards from queries of pg_class in
+	 * background workers of other extensions (worker_shard_visibility.c)
+	 */
+	tables = palloc(Max(SPI_processed, 1) * sizeof(BgTableSize));
 	for (i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
 		Oid			relid = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
 														   SPI_tuptable->tupdesc, 1, &isnull));
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		if (((Form_pg_class) GETSTRUCT(tup))->relkind == RELKIND_RELATION)
+		{
+			tables[ntables].relid = relid;
+			tables[ntables].relpages = ((Form_pg_class) GETSTRUCT(tup))->relpages;
+			ntables++;
+		}
+		ReleaseSysCache(tup);
+	}
+	qsort(tables, ntables, sizeof(BgTableSize), bg_table_size_cmp);
+	for (i = 0; i < ntables; i++)
+	{
+		Oid			relid = tables[i].relid;
 		BgGuardTodo t;
 		BgSlotRef	ref = BG_SLOT_REF_INIT;
 		MemoryContext spicxt = MemoryContextSwitchTo(callercxt);
@@ -517,7 +564,11 @@ bg_maintain_database(void)
 
 		bg_release_orphans(installed);
 		if (installed)
+		{
+			/* Citus placements to register first, then built as any */
+			bg_citus_upkeep();
 			todo = bg_guards_to_build(TopMemoryContext);
+		}
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 	}

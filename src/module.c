@@ -50,6 +50,8 @@
  *	guardscan.c	the BloomGuard custom scan: the filter asked before an index
  *				scan
  *	planner.c	the planner path: wrapping primary key index scans
+ *	citus.c		Citus's distributed and reference tables, guarded through
+ *				their shards: attach of the shell, each node's placements
  *	maintain.c	the background worker's pass over a database's guards:
  *				slot housekeeping, missing leaves, rebuilds
  *	worker.c	attach's feed worker; starting short-lived workers
@@ -133,7 +135,7 @@ void
 _PG_init(void)
 {
 	bg_trust_init();
-	bg_attach_init();
+	bg_sizing_init();
 	bg_lookup_init();
 	bg_guard_scan_register();
 

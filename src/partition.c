@@ -255,7 +255,7 @@ bg_partition_recheck(Oid relid)
 static bool
 bg_named_trigger(Oid relid, bool *own)
 {
-	HeapTuple	tuple = bg_feed_trigger_tuple(relid);
+	HeapTuple	tuple = bg_named_trigger_tuple(relid);
 
 	if (tuple == NULL)
 		return false;

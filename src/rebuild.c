@@ -116,8 +116,9 @@ bg_require_feed(Relation rel)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("the bloomguard trigger of table \"%s\" is not enabled ALWAYS", name),
 					 errdetail("Without it the filter cannot see every new key."),
-					 errhint("Run ALTER TABLE %s ENABLE ALWAYS TRIGGER bloomguard, then rebuild.",
-							 quote_identifier(name))));
+					 errhint("Run ALTER TABLE %s ENABLE ALWAYS TRIGGER %s, then rebuild.",
+							 quote_identifier(name),
+							 quote_identifier(bg_feed_trigger_name(rel)))));
 			break;
 		case BG_FEED_ALTERED:
 			ereport(ERROR,

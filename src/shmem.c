@@ -48,8 +48,9 @@
  *   by someone holding it exclusively: a reader can never see freed
  *   memory.  Swaps, state changes and frees take it exclusively, briefly.
  *
- * - BgShared->lock also protects the list of databases whose guards want
- *   the background worker (visit_requests, see bg_visit_request()).
+ * - BgShared->lock also protects the lists of databases whose guards want
+ *   the background worker (visit_requests, see bg_visit_request(), and
+ *   visit_always, see bg_visit_always()).
  *
  * - The lock order is BgShared->lock, then a slot's lock.
  *
@@ -94,6 +95,8 @@ typedef struct BgShared
 	BgPool		pool;			/* the filter pool's free list (pool.c) */
 	int			nvisit_requests;
 	Oid			visit_requests[BG_MAX_VISIT_REQUESTS];	/* databases */
+	int			nvisit_always;
+	Oid			visit_always[BG_MAX_VISIT_REQUESTS];	/* databases */
 	int			nslots;
 	BgSlot		slots[FLEXIBLE_ARRAY_MEMBER];
 } BgShared;
@@ -191,6 +194,7 @@ bg_shmem_startup(void)
 		pg_atomic_init_u64(&bg_shared->epoch, 1);
 		pg_atomic_init_u32(&bg_shared->forgets_pending, 0);
 		bg_shared->nvisit_requests = 0;
+		bg_shared->nvisit_always = 0;
 		bg_shared->nslots = bg_max_guards;
 		for (i = 0; i < bg_max_guards; i++)
 		{
@@ -696,8 +700,44 @@ bg_visit_request(void)
 }
 
 /*
- * Does database dbid want the launcher's worker: it has a guard's slot, or
- * a lookup asked for a visit?  With take, the request is consumed.
+ * Have the launcher send its worker to this database at every pass (on),
+ * or no longer (off), whether or not its guards have slots: a database
+ * with Citus, where Citus makes the shard placements whose guards the
+ * worker registers (citus.c), and no backend of ours may see their
+ * triggers committed (Citus commits them with COMMIT PREPARED, in another
+ * session).  Cheap when nothing changes.
+ */
+void
+bg_visit_always(bool on)
+{
+	int			i;
+	bool		found;
+
+	if (bg_shared == NULL || !OidIsValid(MyDatabaseId))
+		return;
+	LWLockAcquire(bg_shared->lock, LW_SHARED);
+	for (i = 0; i < bg_shared->nvisit_always; i++)
+		if (bg_shared->visit_always[i] == MyDatabaseId)
+			break;
+	found = i < bg_shared->nvisit_always;
+	LWLockRelease(bg_shared->lock);
+	if (found == on)
+		return;
+	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
+	for (i = 0; i < bg_shared->nvisit_always; i++)
+		if (bg_shared->visit_always[i] == MyDatabaseId)
+			break;
+	if (on && i == bg_shared->nvisit_always && i < BG_MAX_VISIT_REQUESTS)
+		bg_shared->visit_always[bg_shared->nvisit_always++] = MyDatabaseId;
+	else if (!on && i < bg_shared->nvisit_always)
+		bg_shared->visit_always[i] = bg_shared->visit_always[--bg_shared->nvisit_always];
+	LWLockRelease(bg_shared->lock);
+}
+
+/*
+ * Does database dbid want the launcher's worker: it has a guard's slot, a
+ * lookup asked for a visit, or it is to be visited always?  With take, a
+ * lookup's request is consumed.
  */
 bool
 bg_visit_wanted(Oid dbid, bool take)
@@ -716,6 +756,8 @@ bg_visit_wanted(Oid dbid, bool take)
 				bg_shared->visit_requests[--bg_shared->nvisit_requests];
 		break;
 	}
+	for (i = 0; i < bg_shared->nvisit_always && !wanted; i++)
+		wanted = bg_shared->visit_always[i] == dbid;
 	for (i = 0; i < bg_shared->nslots && !wanted; i++)
 	{
 		BgSlot	   *slot = &bg_shared->slots[i];

@@ -30,10 +30,17 @@
 #include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "bloomguard.h"
+
+/* bloomguard.default_error_rate (bg_sizing_init() defines it) */
+#define BG_ERROR_RATE_DEFAULT		0.01
+#define BG_ERROR_RATE_MIN			1e-9
+#define BG_ERROR_RATE_MAX			0.5
+static double bg_default_error_rate = BG_ERROR_RATE_DEFAULT;
 
 /* Validate a capacity given at the SQL boundary (attach, rebuild). */
 void
@@ -164,4 +171,30 @@ bg_capacity_fits(int64 capacity, double error_rate)
 
 	return bloom_size((double) capacity, error_rate, &nbits, &nhashes) &&
 		bg_memory_fits(bloom_filter_bytes(nbits));
+}
+
+/* The target false-positive rate of a filter made without one. */
+double
+bg_error_rate_default(void)
+{
+	return bg_default_error_rate;
+}
+
+/*
+ * Define bloomguard.default_error_rate; called from _PG_init, preloaded or
+ * not (README's Settings: it exists wherever the library is loaded).
+ */
+void
+bg_sizing_init(void)
+{
+	DefineCustomRealVariable("bloomguard.default_error_rate",
+							 "Target false-positive rate of new filters when none is given.",
+							 NULL,
+							 &bg_default_error_rate,
+							 BG_ERROR_RATE_DEFAULT,
+							 BG_ERROR_RATE_MIN,
+							 BG_ERROR_RATE_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 }

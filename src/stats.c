@@ -188,8 +188,12 @@ bg_stats_row(Oid relid, const BgRegistryEntry *reg, const BgSlotCopy *c,
 	{
 		/* never trusted, never built: say so, and never advise adopting */
 		state = "unsupported";
-		unsupported = psprintf("%s bloomguard does not guard it: remove its trigger and guard with bloomguard_detach().",
-							   bg_table_kind_detail(kind, get_rel_name(relid)));
+		if (bg_citus_guards_through_shards(kind) && reg == NULL)
+			unsupported = psprintf("%s Its trigger makes every node guard the shards it holds (bloomguard_health there lists them); bloomguard_detach() removes the guards.",
+								   bg_table_kind_detail(kind, get_rel_name(relid)));
+		else
+			unsupported = psprintf("%s bloomguard does not guard it: remove its trigger and guard with bloomguard_detach().",
+								   bg_table_kind_detail(kind, get_rel_name(relid)));
 	}
 	else if (!bg_trust_enabled())
 		state = "disabled";

@@ -31,8 +31,12 @@
 #include "postgres.h"
 
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -159,4 +163,57 @@ bloomguard_trigger(PG_FUNCTION_ARGS)
 	bg_feed_add(rel, colhashes, desc->nkeys, moved);
 	bg_keyinfo_release(info);
 	return PointerGetDatum(NULL);
+}
+
+/*
+ * Create relid's feed trigger, as the file header shows it, in the current
+ * transaction, running the DDL as owner (the table's owner).  The caller
+ * holds ShareRowExclusiveLock on the table, has no reference to it open
+ * (ALTER TABLE checks that it is unused), and has registered the guard
+ * first if there is to be one (worker.c), so that an event trigger the
+ * DDL fires finds the table guarded already.  Used for every guard, and
+ * for a Citus shell (citus.c), where Citus copies the trigger to the
+ * shards.
+ */
+void
+bg_feed_trigger_create(Oid relid, Oid owner)
+{
+	const char *qname;
+	char	   *schema;
+	Oid			save_userid;
+	int			save_sec_context;
+	Oid			outer;
+
+	qname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									   get_rel_name(relid));
+	schema = get_namespace_name(bg_extension_schema());
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	/* our own setup is not a coverage break */
+	outer = bg_own_trigger_begin(relid);
+	PG_TRY();
+	{
+		if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE ON %s"
+								 " FOR EACH ROW EXECUTE FUNCTION %s.bloomguard_trigger()",
+								 BLOOMGUARD_TRIGGER_NAME, qname,
+								 quote_identifier(schema)),
+						false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not create the bloomguard trigger");
+		if (SPI_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
+								 qname, BLOOMGUARD_TRIGGER_NAME),
+						false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not enable the bloomguard trigger");
+	}
+	PG_FINALLY();
+	{
+		bg_own_trigger_end(outer);
+	}
+	PG_END_TRY();
+	SPI_finish();
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 }

@@ -109,49 +109,11 @@ bg_start_worker(const char *function, const char *type, const char *name,
 void
 bg_create_feed(Oid relid, Oid owner, int64 capacity, double error_rate)
 {
-	const char *qname;
-	char	   *schema;
-	Oid			save_userid;
-	int			save_sec_context;
-	Oid			outer;
-
 	if (get_rel_name(relid) == NULL)
 		elog(ERROR, "cache lookup failed for relation %u", relid);
-	qname = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-									   get_rel_name(relid));
-	schema = get_namespace_name(bg_extension_schema());
-
 	bg_registry_insert(relid, capacity, error_rate);
 	CommandCounterIncrement();
-
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(owner, save_sec_context |
-						   SECURITY_LOCAL_USERID_CHANGE |
-						   SECURITY_RESTRICTED_OPERATION);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	/* our own setup is not a coverage break */
-	outer = bg_own_trigger_begin(relid);
-	PG_TRY();
-	{
-		if (SPI_execute(psprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE ON %s"
-								 " FOR EACH ROW EXECUTE FUNCTION %s.bloomguard_trigger()",
-								 BLOOMGUARD_TRIGGER_NAME, qname,
-								 quote_identifier(schema)),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not create the bloomguard trigger");
-		if (SPI_execute(psprintf("ALTER TABLE %s ENABLE ALWAYS TRIGGER %s",
-								 qname, BLOOMGUARD_TRIGGER_NAME),
-						false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not enable the bloomguard trigger");
-	}
-	PG_FINALLY();
-	{
-		bg_own_trigger_end(outer);
-	}
-	PG_END_TRY();
-	SPI_finish();
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	bg_feed_trigger_create(relid, owner);
 }
 
 /*

@@ -2,10 +2,11 @@
 # Citus built by test/citus-build.sh.  The tables Citus manages are empty
 # shells whose rows are in shards (src/tablekind.c): bloomguard never
 # guards, probes or trusts a shell, guarded_exists() answers for it as
-# EXISTS does, on the coordinator and on a worker, attach refuses every
-# kind of shell before it creates anything, with citus.enable_unsafe_triggers
-# on and off, and the health view never advises adopting a shell's
-# trigger.  The shards themselves are ordinary tables and stay guardable;
+# EXISTS does, on the coordinator and on a worker, attach refuses a
+# citus-local shell before it creates anything, with
+# citus.enable_unsafe_triggers on and off, and the health view never
+# advises adopting a shell's trigger; the shard of a guarded table made
+# citus-local keeps its guard under the trigger Citus renamed.  The shards themselves are ordinary tables and stay guardable;
 # and Citus's local copies into them (CopyFrom() called directly, for the
 # shards on the coordinator) keep the trust rule (src/statement.c).
 use strict;
@@ -67,11 +68,12 @@ foreach my $i (0 .. $#nodes)
 		'unknown', "$names[$i]: bloomguard_check() on a shell says unknown");
 }
 
-# attach refuses every kind of shell, with unsafe triggers on and off,
-# before it creates anything on any node
+# attach refuses a citus-local shell, with unsafe triggers on and off,
+# before it creates anything on any node (distributed and reference
+# tables are guarded through their shards: 027_citus_shards.pl)
 foreach my $unsafe ('off', 'on')
 {
-	foreach my $t ([ 'acc', 'distributed' ], [ 'ref', 'reference' ], [ 'loc', 'local' ])
+	foreach my $t ([ 'loc', 'local' ])
 	{
 		my ($table, $kind) = @$t;
 		my ($ret, $out, $err) = $c->psql('postgres', qq{
@@ -133,40 +135,22 @@ is($c->safe_psql('postgres', join '', map { "SELECT guarded_exists('g', ${_}::bi
 	"t\nt\nf", 'guarded_exists() on the citus-local shell answers as EXISTS');
 ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_attach('g')});
 like($err, qr/because its rows are not in it/, 'following the old advice is refused');
-
-# a guarded table distributed afterwards (Citus lets a table with
-# triggers be distributed only with citus.enable_unsafe_triggers on): its
-# rows are copied to the shards (the shell's own copy stays on disk, no
-# longer visible to queries), and the guard left on the shell is
-# unsupported, never trusted; lookups answer as EXISTS, for a row deleted
-# and one inserted since
-$c->safe_psql('postgres', q{
-	CREATE TABLE d (id bigint PRIMARY KEY, v text);
-	INSERT INTO d SELECT x, 'd' FROM generate_series(1, 1000) x;
-	SELECT bloomguard_attach('d');
-	SET citus.enable_unsafe_triggers = on;
-	SELECT create_distributed_table('d', 'id', shard_count := 4, colocate_with := 'none');
-	DELETE FROM d WHERE id = 5;
-	INSERT INTO d VALUES (2000, 'd');
-});
-is($c->safe_psql('postgres', q{
-	SELECT state FROM bloomguard_health WHERE relation = 'd'::regclass}),
-	'unsupported', 'the guard left on a shell by create_distributed_table is unsupported');
-is($c->safe_psql('postgres', join '', map { "SELECT guarded_exists('d', ${_}::bigint);\n" } (5, 6, 1001, 2000)),
-	"f\nt\nf\nt", 'guarded_exists() on the distributed table answers as EXISTS');
-is($c->safe_psql('postgres', q{SELECT bloomguard_check('d', 6::bigint)}),
-	'unknown', 'bloomguard_check() on it says unknown');
-
-# what the health view advises works: detach, with unsafe triggers off,
-# removes the shell's guard and trigger and the copies Citus made on the
-# shards
-$c->safe_psql('postgres', q{SELECT bloomguard_detach('d')});
-is(join(' ', $citus->safe_psql_all(q{
-	SELECT count(*) FROM pg_trigger
-	 WHERE tgname ~ '^bloomguard' AND tgrelid::regclass::text ~ '^d(_[0-9]+)?$'})),
-	'0 0 0', 'detach removed the trigger from the shell and its shards, on every node');
-is($c->safe_psql('postgres', q{SELECT count(*) FROM bloomguard_health WHERE relation = 'd'::regclass}),
-	'0', 'and the guard');
+# the original table, now the shard, keeps its guard: Citus renamed its
+# trigger, which is still known as the feed (by its function), and the
+# rename untrusted the filter until the maintenance pass rebuilt it
+my ($gshard) = map { $_->{shard} } $citus->placements('g');
+is($c->safe_psql('postgres', qq{
+	SELECT tgname ~ '^bloomguard_[0-9]+\$' FROM pg_trigger WHERE tgrelid = '$gshard'::regclass}),
+	't', "Citus renamed the shard's trigger");
+$c->safe_psql('postgres', qq{SELECT bloomguard_rebuild('$gshard')});
+is($c->safe_psql('postgres', qq{
+	SELECT state || ' ' || feed FROM bloomguard_health WHERE relation = '$gshard'::regclass}),
+	'ready in_place', 'the shard of the citus-local table is guarded under the renamed trigger');
+is($c->safe_psql('postgres', qq{
+	SELECT count(*) FROM $gshard WHERE bloomguard_check('$gshard', id) = 'absent'}),
+	'0', 'and its filter has every key');
+is($c->safe_psql('postgres', qq{SELECT bloomguard_check('$gshard', -1::bigint)}),
+	'absent', 'and answers absent for a key never written');
 
 # Citus's local copies: in a transaction block, a COPY into a distributed
 # table (and an INSERT ... SELECT Citus pulls to the coordinator) writes
