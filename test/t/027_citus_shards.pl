@@ -183,6 +183,13 @@ is(join(' ', $citus->safe_psql_all(q{
 	SELECT string_agg(state, ',' ORDER BY relation) FROM bloomguard_health WHERE relation::text IN ('dist', 'ref')})),
 	'unsupported,unsupported ' x 2 . 'unsupported,unsupported',
 	'the health view shows each shell as unsupported');
+# the README's query for every placement's state, from the coordinator
+is($c->safe_psql('postgres', q{
+	SELECT string_agg(DISTINCT result, ',') || ' ' || count(*)
+	  FROM run_command_on_placements('dist',
+	       $$SELECT coalesce((SELECT state FROM bloomguard_health WHERE relation = '%s'::regclass), 'not guarded')$$)}),
+	'ready 4', "the coordinator sees every placement's state");
+
 # rebuild on the coordinator: every placement, on its node
 ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_rebuild('dist')});
 is($ret, 0, 'rebuild of the distributed table succeeds');
@@ -218,7 +225,7 @@ foreach my $mode ('force_logical', 'block_writes')
 		$p->{shardid}, $w1->host, $w1->port, $w2->host, $w2->port, $mode));
 	write_more();
 	stop_writer($writer);
-	$citus->wait_for_shard_operations;
+	ok($citus->wait_for_shard_operations, 'Citus dropped the old placements on its own');
 	ok(wait_guarded('dist'), "after a move ($mode), every placement is guarded and ready");
 	is($w1->safe_psql('postgres', qq{
 		SELECT count(*) FROM bloomguard_health WHERE relation::text = '$p->{shard}'}),
@@ -240,7 +247,7 @@ foreach my $mode ('force_logical', 'block_writes')
 		$p->{shardid}, $mid, $w1->port, $w2->port));
 	write_more();
 	stop_writer($writer);
-	$citus->wait_for_shard_operations;
+	ok($citus->wait_for_shard_operations, 'Citus dropped the old placements on its own');
 	ok(wait_guarded('dist'), 'after a split, every placement is guarded and ready');
 	is(scalar(grep { $_->{shardid} == $p->{shardid} } $citus->placements('dist')), 0,
 		'the split shard is gone');
@@ -256,7 +263,7 @@ my $writer = start_writer();
 $c->safe_psql('postgres', q{SELECT rebalance_table_shards('dist')});
 write_more();
 stop_writer($writer);
-$citus->wait_for_shard_operations;
+ok($citus->wait_for_shard_operations, 'Citus dropped the old placements on its own');
 ok(scalar(grep { $_->{node} == $w3 } $citus->placements('dist')) > 0,
 	'the rebalance moved shards to the new worker');
 ok(wait_guarded('dist'), 'after a rebalance onto a new worker, every placement is guarded and ready');
@@ -298,7 +305,7 @@ $c->safe_psql('postgres', q{
 	SELECT isolate_tenant_to_new_shard('dist', 12345::bigint, shard_transfer_mode := 'force_logical')});
 write_more();
 stop_writer($writer);
-$citus->wait_for_shard_operations;
+ok($citus->wait_for_shard_operations, 'Citus dropped the old placements on its own');
 ok(wait_guarded('dist'), 'after isolate_tenant_to_new_shard, every placement is guarded and ready');
 is(missed(), 0, 'no key written is answered absent after the isolation');
 is($c->safe_psql('postgres', q{SELECT count(*) FROM dist WHERE id >= 1000000}) > 0 ? 'yes' : 'no',

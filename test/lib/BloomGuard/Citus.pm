@@ -186,7 +186,8 @@ sub placements
 # (old placements of moves and splits, their replication slots): Citus's
 # maintenance daemon drops those on its own, every
 # citus.defer_shard_delete_interval; this waits for it, then calls the
-# cleanup itself if it did not come.
+# cleanup itself if it did not come.  Returns whether Citus cleaned up on
+# its own.
 sub wait_for_shard_operations
 {
 	my ($self) = @_;
@@ -196,9 +197,10 @@ sub wait_for_shard_operations
 		SELECT count(*) = 0 FROM pg_dist_background_task
 		 WHERE status NOT IN ('done', 'error', 'cancelled')})
 	  or die 'Citus background tasks did not finish';
-	return if $c->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_dist_cleanup});
+	return 1 if $c->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_dist_cleanup});
+	diag('Citus did not clean up on its own; calling citus_cleanup_orphaned_resources()');
 	$c->safe_psql('postgres', q{CALL citus_cleanup_orphaned_resources()});
-	return;
+	return 0;
 }
 
 # bg_check_log on every node; @allowed as there.
