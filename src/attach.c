@@ -572,6 +572,19 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 		PG_RETURN_VOID();
 	}
 	bg_check_owner(rel);
+	if (bg_table_kind(rel) == BG_TABLE_OWN_ROWS)
+	{
+		/* a placement keeps the trigger Citus copied to all (citus.c) */
+		Oid			shell = bg_citus_shell_of(relid);
+
+		if (OidIsValid(shell) && bg_feed_state_by_oid(shell) == BG_FEED_IN_PLACE)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("shard \"%s\" is guarded as part of Citus table \"%s\"",
+							RelationGetRelationName(rel), get_rel_name(shell)),
+					 errhint("Detach the guard of \"%s\" on the coordinator.",
+							 get_rel_name(shell))));
+	}
 	/* a Citus shell's trigger: its shards' guards go with it (citus.c) */
 	if (bg_citus_guards_through_shards(bg_table_kind(rel)) &&
 		bg_feed_state(rel) != BG_FEED_MISSING)

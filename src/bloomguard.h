@@ -311,7 +311,7 @@ extern void bg_slot_claim_end(Oid relid);
 extern void bg_slot_release(Oid dbid, Oid relid);
 extern void bg_slot_release_database(Oid dbid);
 extern void bg_visit_request(void);
-extern void bg_visit_always(bool on);
+extern void bg_visit_always(Oid dbid, bool on);
 extern bool bg_visit_wanted(Oid dbid, bool take);
 extern void bg_slot_forget_when_committed(Oid dbid, Oid relid, TransactionId xid);
 extern void bg_slot_sweep(void);
@@ -616,6 +616,7 @@ extern bool bg_citus_guards_through_shards(BgTableKind kind);
 extern void bg_citus_attach(Relation rel, bool sized);
 extern void bg_citus_rebuild(Relation rel, bool sized);
 extern void bg_citus_upkeep(void);
+extern Oid	bg_citus_shell_of(Oid relid);
 
 /* maintain.c */
 extern void bg_maintain_init(void);

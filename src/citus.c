@@ -65,7 +65,9 @@
  * the intent.
  *
  * What is recognised.  The placements are read through SQL from Citus's
- * catalog pg_dist_shard and its function shard_name(), on a node where
+ * catalogs pg_dist_shard, pg_dist_placement and pg_dist_local_group and
+ * its function shard_name() (so a node without Citus's metadata, which
+ * has not synced it, guards no placement), on a node where
  * tablekind.c finds Citus's catalog of the shape it knows; a placement is
  * a local table whose name shard_name() gives, of a shell that tablekind.c
  * calls a distributed or reference table.  Anything else, a citus-local
@@ -90,11 +92,11 @@
 #include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_type_d.h"
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
-#include "catalog/pg_type_d.h"
-#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -109,9 +111,6 @@ typedef struct BgPlacement
 	Oid			shell;
 	Oid			shard;
 } BgPlacement;
-
-/* Placements whose registration failed, logged once each (this process). */
-static List *bg_citus_failed = NIL;
 
 /* Is kind a shell whose shards bloomguard guards through it? */
 bool
@@ -195,7 +194,10 @@ bg_citus_rebuild(Relation rel, bool sized)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("Citus table \"%s\" is not guarded", name),
-				 errhint("Guard its shards with bloomguard_attach('%s').", name)));
+				 errhint("Guard its shards with bloomguard_attach(%s).",
+						 quote_literal_cstr(quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)), name)))));
+	/* its connections would wait, unseen, for this transaction's locks */
+	PreventInTransactionBlock(true, "bloomguard_rebuild() of a Citus table");
 
 	values[0] = ObjectIdGetDatum(RelationGetRelid(rel));
 	initStringInfo(&failures);
@@ -203,7 +205,7 @@ bg_citus_rebuild(Relation rel, bool sized)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args(psprintf("SELECT nodename, nodeport, shardid, success, result"
 									   " FROM pg_catalog.run_command_on_placements($1,"
-									   " 'SELECT %s.bloomguard_rebuild(%%L)')",
+									   " 'SELECT %s.bloomguard_rebuild(%%L)', false)",
 									   quote_identifier(get_namespace_name(bg_extension_schema()))),
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not run the rebuild on the placements of \"%s\"", name);
@@ -214,7 +216,9 @@ bg_citus_rebuild(Relation rel, bool sized)
 		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
 
-		if (DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull)) && !isnull)
+		Datum		success = SPI_getbinval(tup, desc, 4, &isnull);
+
+		if (!isnull && DatumGetBool(success))
 			continue;
 		if (nfailed++ < 5)
 			appendStringInfo(&failures, "%sshard %s on %s:%s: %s",
@@ -226,10 +230,47 @@ bg_citus_rebuild(Relation rel, bool sized)
 	if (nfailed > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("could not rebuild the guards of %llu of the %llu placements of Citus table \"%s\"",
-						(unsigned long long) nfailed, (unsigned long long) nplacements, name),
+				 errmsg_plural("could not rebuild the guard of %llu of the %llu placements of Citus table \"%s\"",
+							   "could not rebuild the guards of %llu of the %llu placements of Citus table \"%s\"",
+							   (unsigned long) nfailed,
+							   (unsigned long long) nfailed, (unsigned long long) nplacements, name),
 				 errdetail_internal("%s%s", failures.data, nfailed > 5 ? "; ..." : ""),
 				 errhint("The other placements were rebuilt. A placement that is not guarded yet is registered at its node's next maintenance pass; try again then.")));
+}
+
+/*
+ * The shell of which relid is a placement on this node, or InvalidOid if
+ * it is none (or Citus is not installed here).  For detach, which must
+ * not take from one placement the trigger that Citus copied to all of
+ * them (a later detach of the shell would fail on that node).
+ */
+Oid
+bg_citus_shell_of(Oid relid)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		values[1];
+	Oid			shell = InvalidOid;
+
+	if (!bg_citus_present())
+		return InvalidOid;
+	values[0] = ObjectIdGetDatum(relid);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT s.logicalrelid::pg_catalog.oid FROM pg_catalog.pg_dist_shard s"
+							  " WHERE pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid))::pg_catalog.oid"
+							  " OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_dist_shard");
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			shell = DatumGetObjectId(d);
+	}
+	SPI_finish();
+	return shell;
 }
 
 /* One step of the upkeep, run by bg_citus_try(). */
@@ -237,7 +278,11 @@ typedef void (*BgCitusStep) (void *arg);
 
 /*
  * Step: *(List **) arg = this node's placements of distributed and
- * reference tables, the shards in pg_dist_shard whose table exists here.
+ * reference tables: the active placements (shardstate 1) that
+ * pg_dist_placement gives this node's group, whose table exists here.
+ * Not a move's or split's target before Citus completes the operation:
+ * Citus adds its placement row at the end, so the build never holds a
+ * lock that the operation's last steps need.
  */
 static void
 bg_citus_read_placements(void *arg)
@@ -251,7 +296,10 @@ bg_citus_read_placements(void *arg)
 	if (SPI_execute("SELECT s.logicalrelid::pg_catalog.oid,"
 					" pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid))::pg_catalog.oid"
 					" FROM pg_catalog.pg_dist_shard s"
-					" WHERE pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) IS NOT NULL",
+					" JOIN pg_catalog.pg_dist_placement p ON p.shardid OPERATOR(pg_catalog.=) s.shardid"
+					" WHERE p.groupid OPERATOR(pg_catalog.=) (SELECT groupid FROM pg_catalog.pg_dist_local_group)"
+					" AND p.shardstate OPERATOR(pg_catalog.=) 1"
+					" AND pg_catalog.to_regclass(pg_catalog.shard_name(s.logicalrelid, s.shardid)) IS NOT NULL",
 					true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_dist_shard");
 	for (i = 0; i < SPI_processed; i++)
@@ -306,6 +354,12 @@ bg_citus_register(Oid shard)
 		UnlockRelationOid(shard, AccessShareLock);
 		return;
 	}
+	/* as it was judged before the lock */
+	if (bg_feed_state(rel) != BG_FEED_IN_PLACE)
+	{
+		relation_close(rel, AccessShareLock);
+		return;
+	}
 	bg_check_guardable(rel);
 	(void) bg_keydesc_build(rel, false, true);
 	bg_registry_insert(shard,
@@ -343,16 +397,17 @@ bg_citus_upkeep_one(void *arg)
 
 /*
  * Run one step of the upkeep in a subtransaction: a step that fails is
- * rolled back and logged, once per table (InvalidOid: once for the steps
- * that are not about one table) for the life of this process, and the
- * pass goes on.  A table whose step succeeds again is logged again if it
- * fails later.
+ * rolled back and logged, and the pass goes on.  A cancel is not a
+ * failure of the step: it is thrown again once the step is rolled back.
+ * Each pass is a process of its own, so a step that fails on every pass
+ * is logged on every pass.
  */
 static void
 bg_citus_try(BgCitusStep step, void *arg, Oid table)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
+	char	   *name = OidIsValid(table) ? get_rel_name(table) : NULL;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
@@ -360,8 +415,6 @@ bg_citus_try(BgCitusStep step, void *arg, Oid table)
 	{
 		step(arg);
 		ReleaseCurrentSubTransaction();
-		if (OidIsValid(table))
-			bg_citus_failed = list_delete_oid(bg_citus_failed, table);
 	}
 	PG_CATCH();
 	{
@@ -371,22 +424,18 @@ bg_citus_try(BgCitusStep step, void *arg, Oid table)
 		edata = CopyErrorData();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		if (!list_member_oid(bg_citus_failed, table))
-		{
-			MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-			char	   *name = OidIsValid(table) ? get_rel_name(table) : NULL;
-
-			bg_citus_failed = lappend_oid(bg_citus_failed, table);
-			MemoryContextSwitchTo(oldcxt);
-			if (name)
-				ereport(LOG,
-						(errmsg("bloomguard: could not keep the guard of Citus shard \"%s\": %s",
-								name, edata->message)));
-			else
-				ereport(LOG,
-						(errmsg("bloomguard: could not read this node's Citus shards: %s",
-								edata->message)));
-		}
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			ReThrowError(edata);
+		if (name)
+			ereport(LOG,
+					(errmsg("bloomguard: could not keep the guard of Citus shard \"%s\"", name),
+					 errdetail_internal("%s", edata->message)));
+		else
+			ereport(LOG,
+					(errmsg("bloomguard: could not read this node's Citus shards"),
+					 errdetail_internal("%s", edata->message)));
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
@@ -395,9 +444,10 @@ bg_citus_try(BgCitusStep step, void *arg, Oid table)
 }
 
 /*
- * The maintenance pass's Citus step (the file header), on a primary with
- * Citus and bloomguard installed, in the pass's transaction, before it
- * reads the registry.  Never throws for one table.
+ * The maintenance pass's Citus step (the file header), in the pass's
+ * transaction, before it reads the registry (with a new snapshot, so that
+ * it builds the placements registered here).  Registers only on a
+ * primary.  Never throws for one table.
  */
 void
 bg_citus_upkeep(void)
@@ -407,11 +457,11 @@ bg_citus_upkeep(void)
 
 	if (!bg_citus_present())
 	{
-		bg_visit_always(false);
+		bg_visit_always(MyDatabaseId, false);
 		return;
 	}
 	/* every pass from now on: Citus makes placements on its own */
-	bg_visit_always(true);
+	bg_visit_always(MyDatabaseId, true);
 	if (RecoveryInProgress())
 		return;
 	bg_citus_try(bg_citus_unregister_shells, NULL, InvalidOid);
@@ -423,5 +473,4 @@ bg_citus_upkeep(void)
 		CHECK_FOR_INTERRUPTS();
 		bg_citus_try(bg_citus_upkeep_one, p, p->shard);
 	}
-	CommandCounterIncrement();
 }

@@ -180,7 +180,7 @@ bg_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 			return;
 		/* Citus copying a guarded shell's trigger to a placement (citus.c) */
 		if (access == OAT_POST_CREATE && bg_citus_present())
-			bg_visit_always(true);
+			bg_visit_always(MyDatabaseId, true);
 		if (!bg_own_trigger(relid, clone))
 			bg_untrust_at_commit(relid, access == OAT_DROP ?
 								 "its trigger was dropped" :

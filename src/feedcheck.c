@@ -264,7 +264,7 @@ bg_feed_trigger_name(Relation rel)
 	const char *name;
 
 	(void) bg_feed_find(rel, &version, &name);
-	return name ? name : BLOOMGUARD_TRIGGER_NAME;
+	return pstrdup(name ? name : BLOOMGUARD_TRIGGER_NAME);
 }
 
 /*

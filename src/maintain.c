@@ -567,6 +567,9 @@ bg_maintain_database(void)
 		{
 			/* Citus placements to register first, then built as any */
 			bg_citus_upkeep();
+			CommandCounterIncrement();
+			PopActiveSnapshot();
+			PushActiveSnapshot(GetTransactionSnapshot());
 			todo = bg_guards_to_build(TopMemoryContext);
 		}
 		PopActiveSnapshot();

@@ -17,7 +17,7 @@
  * checked by our own accounting (memory_in_use) before anything is
  * allocated (bg_memory_cap_check(), the one place the caps are tested).
  *
- * Why this is one file of some 890 lines: the slot table and the filter
+ * Why this is one file of some 990 lines: the slot table and the filter
  * memory are one piece of state under one lock.  Claiming a slot,
  * restoring a saved one, freeing a slot or all of a database's, and
  * allocating or freeing a filter each change the slot table,
@@ -655,7 +655,10 @@ bg_slot_relid(int index, Oid dbid)
 	return relid;
 }
 
-/* Free every slot of a database (DROP EXTENSION, DROP DATABASE). */
+/*
+ * Free every slot of a database (DROP EXTENSION, DROP DATABASE), and stop
+ * visiting it at every pass.
+ */
 void
 bg_slot_release_database(Oid dbid)
 {
@@ -668,6 +671,7 @@ bg_slot_release_database(Oid dbid)
 		if (OidIsValid(relid))
 			bg_slot_release(dbid, relid);
 	}
+	bg_visit_always(dbid, false);
 }
 
 /*
@@ -700,24 +704,25 @@ bg_visit_request(void)
 }
 
 /*
- * Have the launcher send its worker to this database at every pass (on),
- * or no longer (off), whether or not its guards have slots: a database
+ * Have the launcher send its worker to database dbid at every pass (on),
+ * or no longer (off: a pass found no Citus there, or the database is
+ * dropped), whether or not its guards have slots: a database
  * with Citus, where Citus makes the shard placements whose guards the
  * worker registers (citus.c), and no backend of ours may see their
  * triggers committed (Citus commits them with COMMIT PREPARED, in another
  * session).  Cheap when nothing changes.
  */
 void
-bg_visit_always(bool on)
+bg_visit_always(Oid dbid, bool on)
 {
 	int			i;
 	bool		found;
 
-	if (bg_shared == NULL || !OidIsValid(MyDatabaseId))
+	if (bg_shared == NULL || !OidIsValid(dbid))
 		return;
 	LWLockAcquire(bg_shared->lock, LW_SHARED);
 	for (i = 0; i < bg_shared->nvisit_always; i++)
-		if (bg_shared->visit_always[i] == MyDatabaseId)
+		if (bg_shared->visit_always[i] == dbid)
 			break;
 	found = i < bg_shared->nvisit_always;
 	LWLockRelease(bg_shared->lock);
@@ -725,13 +730,18 @@ bg_visit_always(bool on)
 		return;
 	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
 	for (i = 0; i < bg_shared->nvisit_always; i++)
-		if (bg_shared->visit_always[i] == MyDatabaseId)
+		if (bg_shared->visit_always[i] == dbid)
 			break;
-	if (on && i == bg_shared->nvisit_always && i < BG_MAX_VISIT_REQUESTS)
-		bg_shared->visit_always[bg_shared->nvisit_always++] = MyDatabaseId;
-	else if (!on && i < bg_shared->nvisit_always)
+	found = i < bg_shared->nvisit_always;
+	if (on && !found && i < BG_MAX_VISIT_REQUESTS)
+		bg_shared->visit_always[bg_shared->nvisit_always++] = dbid;
+	else if (!on && found)
 		bg_shared->visit_always[i] = bg_shared->visit_always[--bg_shared->nvisit_always];
 	LWLockRelease(bg_shared->lock);
+	if (on && !found && i >= BG_MAX_VISIT_REQUESTS)
+		ereport(LOG,
+				(errmsg("bloomguard: more than %d databases with Citus; database %u is visited only while its guards have filters",
+						BG_MAX_VISIT_REQUESTS, dbid)));
 }
 
 /*

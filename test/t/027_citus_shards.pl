@@ -360,6 +360,17 @@ is(join('', map { $_->{node}->safe_psql('postgres', qq{
 	SELECT count(*) FROM $_->{shard} WHERE NOT guarded_exists('$_->{shard}', id)}) } $citus->placements('d')),
 	'0' x scalar($citus->placements('d')), 'its shards find every key');
 
+# a placement's guard is the shell's: detach on its node is refused
+{
+	my ($p) = $citus->placements('dist');
+	($ret, $out, $err) = $p->{node}->psql('postgres', qq{SELECT bloomguard_detach('$p->{shard}')});
+	like($err, qr/shard "$p->{shard}" is guarded as part of Citus table "dist"/,
+		'detach of one placement is refused');
+}
+($ret, $out, $err) = $c->psql('postgres', q{BEGIN; SELECT bloomguard_rebuild('dist'); COMMIT;});
+like($err, qr/bloomguard_rebuild\(\) of a Citus table cannot run inside a transaction block/,
+	'a rebuild of the distributed table in a transaction block is refused');
+
 # detach on the coordinator: the trigger goes from every shell and shard
 # in the same distributed transaction, the guards at the next pass
 ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_detach('dist')});
