@@ -203,6 +203,20 @@ bg_feed_prefer(bool have, BgFeedState best, BgFeedState state)
 }
 
 /*
+ * rel's trigger list, to scan while judging the triggers.  Judging one
+ * may read pg_proc, which processes invalidations, which may rebuild
+ * rel's relcache entry and its trigger list under the scan: unless the
+ * feed function is known already (then no catalog is read), the scan
+ * gets a copy, and *copied says so.
+ */
+static TriggerDesc *
+bg_feed_triggers(Relation rel, bool *copied)
+{
+	*copied = rel->trigdesc != NULL && !OidIsValid(bg_feed_funcoid);
+	return *copied ? CopyTriggerDesc(rel->trigdesc) : rel->trigdesc;
+}
+
+/*
  * Find rel's feed trigger in the relcache's trigger list (the file
  * header), a cheap scan done on every lookup.  Returns its state,
  * BG_FEED_MISSING if there is no candidate.  *feed_version is set to the
@@ -213,7 +227,8 @@ bg_feed_prefer(bool have, BgFeedState best, BgFeedState state)
 static BgFeedState
 bg_feed_find(Relation rel, TransactionId *feed_version, const char **tgname)
 {
-	TriggerDesc *trigdesc = rel->trigdesc;
+	bool		copied;
+	TriggerDesc *trigdesc = bg_feed_triggers(rel, &copied);
 	BgFeedState best = BG_FEED_MISSING;
 	bool		have = false;
 	int			i;
@@ -238,8 +253,10 @@ bg_feed_find(Relation rel, TransactionId *feed_version, const char **tgname)
 		best = state;
 		*feed_version = state == BG_FEED_IN_PLACE ? version : InvalidTransactionId;
 		if (tgname)
-			*tgname = trig->tgname;
+			*tgname = pstrdup(trig->tgname);
 	}
+	if (copied)
+		FreeTriggerDesc(trigdesc);
 	return best;
 }
 
@@ -264,7 +281,7 @@ bg_feed_trigger_name(Relation rel)
 	const char *name;
 
 	(void) bg_feed_find(rel, &version, &name);
-	return pstrdup(name ? name : BLOOMGUARD_TRIGGER_NAME);
+	return name ? name : pstrdup(BLOOMGUARD_TRIGGER_NAME);
 }
 
 /*
@@ -275,7 +292,8 @@ bg_feed_trigger_name(Relation rel)
 List *
 bg_feed_trigger_names(Relation rel)
 {
-	TriggerDesc *trigdesc = rel->trigdesc;
+	bool		copied;
+	TriggerDesc *trigdesc = bg_feed_triggers(rel, &copied);
 	List	   *result = NIL;
 	int			i;
 
@@ -286,6 +304,8 @@ bg_feed_trigger_names(Relation rel)
 		if (bg_feed_candidate(trig->tgname, trig->tgfoid))
 			result = lappend(result, pstrdup(trig->tgname));
 	}
+	if (copied)
+		FreeTriggerDesc(trigdesc);
 	return result;
 }
 
