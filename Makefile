@@ -27,6 +27,7 @@ OBJS = \
 	src/args.o \
 	src/tablelookup.o \
 	src/trust.o \
+	src/citusask.o \
 	src/lookup.o \
 	src/planner.o \
 	src/guardscan.o \
@@ -39,7 +40,7 @@ OBJS = \
 	src/module.o
 
 EXTENSION = bloomguard
-DATA = sql/bloomguard--1.0.sql sql/bloomguard--1.0--1.1.sql sql/bloomguard--1.1--1.2.sql
+DATA = sql/bloomguard--1.0.sql sql/bloomguard--1.0--1.1.sql sql/bloomguard--1.1--1.2.sql sql/bloomguard--1.2--1.3.sql
 PGFILEDESC = "bloomguard - Bloom filter guard for primary key lookups"
 
 REGRESS = attach attach_block types writepaths lookup untyped security errors elsewhere health layout build coverage hardening planner shapes workers partition cascade upgrade discard

@@ -52,9 +52,11 @@ CREATE FUNCTION ext_fingerprint() RETURNS text LANGUAGE sql AS $$
        FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
       WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'bloomguard')),
     pg_get_viewdef('bloomguard_health'::regclass),
+    pg_get_viewdef('bloomguard_distributed_health'::regclass),
     (SELECT string_agg(evtname || evtevent, ',') FROM pg_event_trigger),
     (SELECT array_to_string(extcondition, ',') FROM pg_extension WHERE extname = 'bloomguard'),
     (SELECT relacl::text FROM pg_class WHERE oid = 'bloomguard_health'::regclass),
+    (SELECT relacl::text FROM pg_class WHERE oid = 'bloomguard_distributed_health'::regclass),
     (SELECT relacl::text FROM pg_class WHERE oid = 'bloomguard_guards'::regclass))) $$;
 SELECT ext_fingerprint() AS upgraded \gset
 SELECT p.proname, p.prosrc, has_function_privilege('public', p.oid, 'EXECUTE') AS public_may
@@ -92,8 +94,33 @@ PREPARE untyped12b AS SELECT guarded_exists('up4', $1, $2), bloomguard_check('up
 EXECUTE untyped12b('k7', '7');
 EXECUTE untyped12b('k7', '8');
 DEALLOCATE ALL;
+ALTER EXTENSION bloomguard UPDATE;
 SELECT ext_fingerprint() = :'upgraded' AS same_as_fresh_install;
 SELECT bloomguard_detach('up3'), bloomguard_detach('up4');
 DROP TABLE up3, up4;
+DROP EXTENSION bloomguard;
+
+-- 1.2 to 1.3: install 1.2, fill it, update; the guards still answer, and
+-- the distributed health view, new in 1.3, has no rows without Citus
+CREATE EXTENSION bloomguard VERSION '1.2';
+CREATE TABLE up5 (id int PRIMARY KEY);
+INSERT INTO up5 SELECT generate_series(1, 1000);
+SELECT bloomguard_attach('up5');
+CREATE TABLE up6 (a text, b int, PRIMARY KEY (a, b));
+INSERT INTO up6 SELECT 'k' || g, g FROM generate_series(1, 100) g;
+SELECT bloomguard_attach('up6');
+SELECT to_regclass('bloomguard_distributed_health');
+ALTER EXTENSION bloomguard UPDATE TO '1.3';
+SELECT extversion FROM pg_extension WHERE extname = 'bloomguard';
+SELECT relation, status, state, capacity FROM bloomguard_health ORDER BY relation::text;
+SELECT guarded_exists('up5', 5), guarded_exists('up5', 5000), bloomguard_check('up5', 5000);
+SELECT guarded_exists('up6', 'k7', 7), guarded_exists('up6', 'k7', 8), bloomguard_check('up6', 'k7', 8);
+SELECT count(*) FROM up5 WHERE bloomguard_check('up5', id) = 'absent' OR NOT guarded_exists('up5', id);
+INSERT INTO up5 VALUES (5000);
+SELECT guarded_exists('up5', 5000), bloomguard_check('up5', 5000);
+SELECT count(*) FROM bloomguard_distributed_health;
+SELECT ext_fingerprint() = :'upgraded' AS same_as_fresh_install;
+SELECT bloomguard_detach('up5'), bloomguard_detach('up6');
+DROP TABLE up5, up6;
 DROP EXTENSION bloomguard;
 DROP FUNCTION ext_fingerprint();

@@ -408,6 +408,7 @@ extern BgTableKind bg_table_kind_by_oid(Oid relid);
 extern char *bg_table_kind_detail(BgTableKind kind, const char *name);
 extern bool bg_table_kind_citus(BgTableKind kind);
 extern bool bg_citus_present(void);
+extern bool bg_citus_guards_through_shards(BgTableKind kind);
 
 /* pending.c */
 extern void bg_pending_init(void);
@@ -437,6 +438,7 @@ extern void bg_registry_update(Oid relid, int64 capacity, double error_rate);
 extern void bg_registry_delete(const Oid *relids, int n);
 extern void bg_check_schema_usage(Relation rel);
 extern void bg_check_owner(Relation rel);
+extern bool bg_may_see_guard(Oid relid);
 extern void bg_require_guarded(Relation rel, int64 *capacity, double *error_rate);
 
 /* statement.c */
@@ -612,11 +614,13 @@ extern void bg_guard_scan_register(void);
 extern void bg_planner_init(void);
 
 /* citus.c */
-extern bool bg_citus_guards_through_shards(BgTableKind kind);
 extern void bg_citus_attach(Relation rel, bool sized);
 extern void bg_citus_rebuild(Relation rel, bool sized);
 extern void bg_citus_upkeep(void);
 extern Oid	bg_citus_shell_of(Oid relid);
+
+/* citusask.c */
+extern BgAnswer bg_citus_check(Relation rel, const BgKeyDesc *desc, const Datum *values);
 
 /* maintain.c */
 extern void bg_maintain_init(void);

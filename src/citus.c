@@ -112,13 +112,6 @@ typedef struct BgPlacement
 	Oid			shard;
 } BgPlacement;
 
-/* Is kind a shell whose shards bloomguard guards through it? */
-bool
-bg_citus_guards_through_shards(BgTableKind kind)
-{
-	return kind == BG_TABLE_CITUS_DISTRIBUTED || kind == BG_TABLE_CITUS_REFERENCE;
-}
-
 /*
  * bloomguard_attach() of a Citus distributed or reference table (the file
  * header): create the feed trigger on the shell, for Citus to copy to

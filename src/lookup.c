@@ -13,7 +13,10 @@
  * A table whose rows are not in it (tablekind.c: a Citus shell, whose
  * rows are in shards) is never probed from C and its filter, if it has
  * one, is never trusted: the EXISTS query itself answers, and goes
- * wherever the rows are.
+ * wherever the rows are (on a Citus worker, the shard's guard answers it
+ * there, through the planner path).  bloomguard_check() of a Citus
+ * distributed or reference table asks the guards of the key's shard on
+ * their nodes (citusask.c).
  *
  * For a role that row-level security applies to, the filter is not
  * consulted at all (trust.c says why): guarded_exists() runs the query
@@ -376,7 +379,8 @@ guarded_exists(PG_FUNCTION_ARGS)
  *
  * The filter's own answer, never the table's: 'absent', 'maybe', or
  * 'unknown' when no trusted filter can answer (or row-level security
- * applies to the caller).
+ * applies to the caller).  For a Citus distributed or reference table,
+ * the answer of the filters of the key's shard (citusask.c).
  */
 Datum
 bloomguard_check(PG_FUNCTION_ARGS)
@@ -394,7 +398,13 @@ bloomguard_check(PG_FUNCTION_ARGS)
 		bg_lookup_end(&lk);
 		PG_RETURN_NULL();
 	}
-	answer = lk.nowhere ? BG_ANSWER_ABSENT : bg_lookup_ask(&lk, &slotindex);
+	if (lk.nowhere)
+		answer = BG_ANSWER_ABSENT;
+	else if (bg_citus_guards_through_shards(lk.info->kind) &&
+			 lk.kr == BG_KEY_OK && !lk.rls)
+		answer = bg_citus_check(lk.rel, lk.info->desc, lk.values);
+	else
+		answer = bg_lookup_ask(&lk, &slotindex);
 	bg_lookup_end(&lk);
 	switch (answer)
 	{

@@ -46,6 +46,8 @@
  *	args.c		turning key arguments into key values
  *	tablelookup.c	the authoritative lookup: index probe or SQL
  *	trust.c		the trust rule: when a filter may answer; asking it
+ *	citusask.c	a Citus table seen from any node: bloomguard_check() of its
+ *				key's shard, every placement's health
  *	lookup.c	guarded_exists(), bloomguard_check()
  *	guardscan.c	the BloomGuard custom scan: the filter asked before an index
  *				scan

@@ -20,6 +20,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -32,6 +33,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "bloomguard.h"
 
@@ -280,4 +282,25 @@ bg_require_guarded(Relation rel, int64 *capacity, double *error_rate)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("table \"%s\" is not guarded", RelationGetRelationName(rel)),
 				 errhint("Use bloomguard_attach() to guard it.")));
+}
+
+/*
+ * May the current user see this guard's row?  Only if the table exists and
+ * the user could query it, or reads all statistics.
+ */
+bool
+bg_may_see_guard(Oid relid)
+{
+	Oid			userid = GetUserId();
+	Oid			nspid;
+
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return false;
+	if (has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS))
+		return true;
+	nspid = get_rel_namespace(relid);
+	if (bg_namespace_aclcheck(nspid, userid, ACL_USAGE) != ACLCHECK_OK)
+		return false;
+	return pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK;
 }

@@ -143,27 +143,6 @@ bg_feed_name(BgFeedState state)
 }
 
 /*
- * May the current user see this guard's row?  Only if the table exists and
- * the user could query it, or reads all statistics.
- */
-static bool
-bg_may_see(Oid relid)
-{
-	Oid			userid = GetUserId();
-	Oid			nspid;
-
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		return false;
-	if (has_privs_of_role(userid, ROLE_PG_READ_ALL_STATS))
-		return true;
-	nspid = get_rel_namespace(relid);
-	if (bg_namespace_aclcheck(nspid, userid, ACL_USAGE) != ACLCHECK_OK)
-		return false;
-	return pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK ||
-		pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK;
-}
-
-/*
  * Fill a row of version 1.1's columns for a guard: its registry entry
  * (reg, NULL for a slot with no row yet, mid-attach) and its slot copy
  * (c->relid InvalidOid when it has none: not loaded since a restart).
@@ -321,7 +300,7 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 			BgSlotCopy	copy;
 
 			if (get_rel_relkind(reg->relid) == RELKIND_PARTITIONED_TABLE ||
-				!bg_may_see(reg->relid))
+				!bg_may_see_guard(reg->relid))
 				continue;
 			if (!bg_slot_copy_rel(reg->relid, &copy))
 			{
@@ -344,7 +323,7 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 			continue;
 		foreach(lc, registry)
 			registered |= ((BgRegistryEntry *) lfirst(lc))->relid == copy.relid;
-		if (registered || !bg_may_see(copy.relid))
+		if (registered || !bg_may_see_guard(copy.relid))
 			continue;
 		bg_stats_emit(rsinfo, version, copy.relid, NULL, &copy, InvalidOid);
 	}
@@ -369,7 +348,7 @@ bg_guard_stats(FunctionCallInfo fcinfo, BgStatsVersion version)
 			 * rows.  A table whose rows are elsewhere (a Citus shell, a
 			 * foreign table) has a row, in state unsupported.
 			 */
-			if (registered || bg_slot_copy_rel(relid, &copy) || !bg_may_see(relid) ||
+			if (registered || bg_slot_copy_rel(relid, &copy) || !bg_may_see_guard(relid) ||
 				(get_rel_relkind(relid) != RELKIND_RELATION &&
 				 bg_table_kind_by_oid(relid) == BG_TABLE_OWN_ROWS))
 				continue;

@@ -364,3 +364,10 @@ bg_table_kind_citus(BgTableKind kind)
 	return kind == BG_TABLE_CITUS_DISTRIBUTED || kind == BG_TABLE_CITUS_REFERENCE ||
 		kind == BG_TABLE_CITUS_LOCAL || kind == BG_TABLE_CITUS_OTHER;
 }
+
+/* Is kind a shell whose shards bloomguard guards through it? */
+bool
+bg_citus_guards_through_shards(BgTableKind kind)
+{
+	return kind == BG_TABLE_CITUS_DISTRIBUTED || kind == BG_TABLE_CITUS_REFERENCE;
+}

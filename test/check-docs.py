@@ -13,9 +13,9 @@
 #   users, and the history is CHANGELOG.md's.
 # - README.md's Reference matches the code: the functions table and the
 #   objects table name every function the SQL scripts leave installed (and
-#   the functions table each signature once); the columns table of
-#   bloomguard_health lists the view's columns, in order, as the newest
-#   script defines it; the settings table lists every setting src/ defines
+#   the functions table each signature once); the columns tables of
+#   bloomguard_health and bloomguard_distributed_health list each view's
+#   columns, in order, as the newest script defines it; the settings table lists every setting src/ defines
 #   with DefineCustom*Variable, with its context, and a boolean's default.
 #
 # Prints one line per problem and exits 1 if there was any.  Run by the
@@ -194,15 +194,17 @@ def sql_functions(scripts):
     return funcs
 
 
-# The columns of the newest definition of the bloomguard_health view.
-def view_columns(scripts):
+# The columns of the newest definition of a view: those of its first
+# SELECT at the start of a line (after its WITH queries, which are
+# indented; a UNION takes its names from its first branch).
+def view_columns(scripts, view):
     sql = None
     for s in scripts:
-        for m in re.finditer(r'^CREATE(?: OR REPLACE)? VIEW @extschema@\.bloomguard_health AS\n(.*?);\n', s, re.M | re.S):
+        for m in re.finditer(r'^CREATE(?: OR REPLACE)? VIEW @extschema@\.%s AS\n(.*?);\n' % view, s, re.M | re.S):
             sql = m.group(1)
     if sql is None:
         return []
-    outer = sql[sql.rindex('\nSELECT ') + len('\nSELECT '):]
+    outer = sql[sql.index('\nSELECT ') + len('\nSELECT '):]
     outer = outer[:re.search(r'\n\s*FROM\b', outer).start()]
     outer = re.sub(r"'(?:[^']|'')*'", "''", outer)     # no string literals
     items, depth, cur = [], 0, ''
@@ -270,12 +272,15 @@ def check_reference(top):
     for name in sorted(set(documented) - set(funcs)):
         bad('README.md: functions table names %s, which the SQL scripts do not create' % name)
 
-    want = view_columns(scripts)
-    have = [re.sub(r'`', '', r[0]) for r in table_after(text, '### Columns of `bloomguard_health`')]
-    if not want:
-        bad('sql: no definition of bloomguard_health found')
-    elif have != want:
-        bad('README.md: columns of bloomguard_health are %s; the view has %s' % (have, want))
+    ncols = 0
+    for view in ('bloomguard_health', 'bloomguard_distributed_health'):
+        want = view_columns(scripts, view)
+        ncols += len(want)
+        have = [re.sub(r'`', '', r[0]) for r in table_after(text, '### Columns of `%s`' % view)]
+        if not want:
+            bad('sql: no definition of %s found' % view)
+        elif have != want:
+            bad('README.md: columns of %s are %s; the view has %s' % (view, have, want))
 
     ctxname = {'USERSET': 'user', 'SUSET': 'superuser', 'SIGHUP': 'sighup',
                'POSTMASTER': 'postmaster', 'BACKEND': 'backend',
@@ -293,7 +298,7 @@ def check_reference(top):
             bad('README.md: %s: default %r, the code says %s' % (name, row[1], default))
     for name in sorted(set(rows) - set(settings)):
         bad('README.md: settings table names %s, which src/ does not define' % name)
-    return len(funcs), len(want), len(settings)
+    return len(funcs), ncols, len(settings)
 
 
 def main():

@@ -26,7 +26,9 @@ if (my $why = bg_citus_skip_reason())
 }
 
 # a maintenance pass every second, so that new placements are guarded soon
-my $citus = BloomGuard::Citus->new(workers => 2,
+# Every node starts at bloomguard 1.2, updated on the coordinator once
+# the shards are guarded.
+my $citus = BloomGuard::Citus->new(workers => 2, extversion => '1.2',
 	extra => "bloomguard.maintenance_interval = 1\ncitus.defer_shard_delete_interval = 1000\n");
 my $c = $citus->coordinator;
 my ($w1, $w2) = $citus->workers;
@@ -61,8 +63,9 @@ sub start_writer
 sub stop_writer
 {
 	my ($h) = @_;
-	$h->signal('INT');
-	$h->finish;
+	# TERM, not INT: a background job of a non-interactive shell (a
+	# suite started with &) inherits SIGINT ignored, and pgbench with it
+	$h->kill_kill(grace => 5);
 	return;
 }
 
@@ -104,8 +107,8 @@ sub wait_guarded
 # index lookup of each key, in a plan that must hold the BloomGuard node
 # while $guarded, 1 by default), through bloomguard_check() and through
 # guarded_exists() on the shard; on the coordinator, the rows 1 .. $next-1
-# counted and a sample of the writers' rows through guarded_exists() on
-# the shell.
+# counted and a sample of the writers' rows through guarded_exists() and
+# bloomguard_check() on the shell.
 sub missed
 {
 	my ($guarded) = @_;
@@ -141,6 +144,9 @@ sub missed
 		q{SELECT id FROM dist WHERE id >= 1000000 ORDER BY random() LIMIT 50});
 	$missed += grep { $_ ne 't' } split /\n/, $c->safe_psql('postgres',
 		join '', map { "SELECT guarded_exists('dist', ${_}::bigint);\n" } @written);
+	# and bloomguard_check() there, which asks the key's shard on its node
+	$missed += grep { $_ eq 'absent' } split /\n/, $c->safe_psql('postgres',
+		join '', map { "SELECT bloomguard_check('dist', ${_}::bigint);\n" } @written);
 	my @sample = map { 1 + int(rand($next - 1)) } 1 .. 50;
 	$missed += grep { $_ ne 't' } split /\n/, $c->safe_psql('postgres',
 		join '', map { "SELECT guarded_exists('dist', ${_}::bigint);\n" } @sample);
@@ -189,6 +195,120 @@ is($c->safe_psql('postgres', q{
 	  FROM run_command_on_placements('dist',
 	       $$SELECT coalesce((SELECT state FROM bloomguard_health WHERE relation = '%s'::regclass), 'not guarded')$$)}),
 	'ready 4', "the coordinator sees every placement's state");
+
+# an update in place, on the coordinator: Citus updates every node, and
+# the guards still answer
+is(join(' ', $citus->safe_psql_all(q{SELECT extversion FROM pg_extension WHERE extname = 'bloomguard'})),
+	'1.2 1.2 1.2', 'every node is at 1.2');
+$c->safe_psql('postgres', q{ALTER EXTENSION bloomguard UPDATE});
+is(join(' ', $citus->safe_psql_all(q{SELECT extversion FROM pg_extension WHERE extname = 'bloomguard'})),
+	'1.3 1.3 1.3', 'ALTER EXTENSION bloomguard UPDATE on the coordinator updates every node');
+ok(wait_guarded('dist') && wait_guarded('ref'), 'every placement is still guarded and ready');
+is(missed(), 0, 'no key written is answered absent after the update');
+
+# the distributed health view on the coordinator: a row per placement,
+# with its node, and a row per table that adds them up
+foreach my $t ('dist', 'ref')
+{
+	my @p = $citus->placements($t);
+	my $n = scalar @p;
+	is($c->safe_psql('postgres', qq{
+		SELECT count(*) || ' ' || string_agg(DISTINCT state || '/' || status, ',')
+		  FROM bloomguard_distributed_health WHERE relation = '$t'::regclass AND shardid IS NOT NULL}),
+		"$n ready/HEALTHY", "the distributed health view has a ready row for each placement of $t");
+	is($c->safe_psql('postgres', qq{
+		SELECT string_agg(shardid || ':' || nodeport, ',' ORDER BY shardid, nodeport)
+		  FROM bloomguard_distributed_health WHERE relation = '$t'::regclass AND shardid IS NOT NULL}),
+		join(',', map { "$_->{shardid}:" . $_->{node}->port } @p),
+		"each row of $t names its shard and node as citus_shards does");
+	is($c->safe_psql('postgres', qq{
+		SELECT w.placements || ' ' || w.ready_placements || ' ' || w.status || ' ' || w.state
+		       || ' ' || (w.n_added = (SELECT sum(n_added) FROM bloomguard_distributed_health
+		                                WHERE relation = '$t'::regclass AND shardid IS NOT NULL))
+		       || ' ' || (w.memory_bytes = (SELECT sum(memory_bytes) FROM bloomguard_distributed_health
+		                                     WHERE relation = '$t'::regclass AND shardid IS NOT NULL))
+		  FROM bloomguard_distributed_health w WHERE relation = '$t'::regclass AND shardid IS NULL}),
+		"$n $n HEALTHY ready true true", "the row of $t adds up its placements");
+}
+# each placement's row is its node's own bloomguard_health row
+foreach my $p ($citus->placements('dist'))
+{
+	my $cols = 'state, generation, capacity, bits, hashes, n_added, built_at';
+	is($c->safe_psql('postgres', qq{
+		SELECT $cols FROM bloomguard_distributed_health WHERE shardid = $p->{shardid}}),
+		$p->{node}->safe_psql('postgres', qq{
+		SELECT $cols FROM bloomguard_health WHERE relation = '$p->{shard}'::regclass}),
+		"the row of placement $p->{shard} is its node's");
+}
+is($w1->safe_psql('postgres', q{SELECT count(*) FROM bloomguard_distributed_health WHERE relation = 'dist'::regclass}),
+	'5', 'a worker with metadata has the same view');
+
+# bloomguard_check() on the coordinator asks the shard that holds the key:
+# the same answer as the shard's own, for keys present and absent
+{
+	my @keys = ((map { 1 + int(rand(20000)) } 1 .. 40), (map { -$_ } 1 .. 60));
+	my %shard_of = map { $_->{shardid} => $_ } $citus->placements('dist');
+	my $coord = $c->safe_psql('postgres',
+		join '', map { "SELECT bloomguard_check('dist', ${_}::bigint);\n" } @keys);
+	my @own;
+	foreach my $k (@keys)
+	{
+		my $p = $shard_of{ $c->safe_psql('postgres',
+			qq{SELECT get_shard_id_for_distribution_column('dist', $k)}) };
+		push @own, $p->{node}->safe_psql('postgres', qq{SELECT bloomguard_check('$p->{shard}', ${k}::bigint)});
+	}
+	is($coord, join("\n", @own), "bloomguard_check('dist', k) on the coordinator is the shard's answer");
+	my @answers = split /\n/, $coord;
+	is(scalar(grep { $_ eq 'maybe' } @answers[0 .. 39]), 40, 'maybe for every key present');
+	ok(scalar(grep { $_ eq 'absent' } @answers[40 .. 99]) >= 54, 'absent for nearly every key never written');
+	is($c->safe_psql('postgres', q{SELECT bloomguard_check('dist', '7'), bloomguard_check('dist', 7::numeric)}),
+		'maybe|maybe', 'so is it for untyped and numeric keys, converted to the key type first');
+	is($c->safe_psql('postgres', q{SELECT bloomguard_check('ref', 7),
+		(SELECT count(*) >= 15 FROM generate_series(-20, -1) g WHERE bloomguard_check('ref', g) = 'absent')}),
+		'maybe|t', "bloomguard_check() of a reference table asks every node's placement");
+	is($c->safe_psql('postgres', q{BEGIN; INSERT INTO dist VALUES (-5000, 'x');
+		SELECT guarded_exists('dist', -5000::bigint); ROLLBACK}),
+		't', "guarded_exists() on the coordinator sees its own transaction's row");
+}
+
+# guarded_exists() on the coordinator: Citus sends the query to the
+# shard, whose guard answers for the absent keys there
+{
+	my $q = q{SELECT shortcuts FROM bloomguard_distributed_health WHERE relation = 'dist'::regclass AND shardid IS NULL};
+	my $before = $c->safe_psql('postgres', $q);
+	is($c->safe_psql('postgres',
+		join '', 'SELECT 0;', map { "SELECT guarded_exists('dist', -${_}::bigint);\n" } 1 .. 200) =~ tr/t//,
+		0, 'guarded_exists() on the coordinator finds no key never written');
+	ok($c->safe_psql('postgres', $q) - $before >= 180,
+		"the shards' guards answered those lookups (shortcuts counted on the workers)");
+}
+
+# a worker down: its placements are unreachable in the view, and
+# bloomguard_check() of a key there says which node it could not ask
+$w2->stop;
+is($c->safe_psql('postgres', q{
+	SELECT string_agg(DISTINCT state, ',') || ' ' || count(*)
+	  FROM bloomguard_distributed_health WHERE relation = 'dist'::regclass AND nodeport = } . $w2->port),
+	'unreachable 2', "the placements of a stopped worker are unreachable");
+like($c->safe_psql('postgres', q{
+	SELECT status || ' ' || state || ' ' || ready_placements || ' ' || advice
+	  FROM bloomguard_distributed_health WHERE relation = 'dist'::regclass AND shardid IS NULL}),
+	qr/^DEGRADED mixed 2 2 of its 4 placements are DEGRADED/, 'the table row says how many are degraded');
+{
+	my ($p) = grep { $_->{node} == $w2 } $citus->placements('dist');
+	my $k = $c->safe_psql('postgres', qq{
+		SELECT g FROM generate_series(1, 1000) g
+		 WHERE get_shard_id_for_distribution_column('dist', g) = $p->{shardid} LIMIT 1});
+	($ret, $out, $err) = $c->psql('postgres', qq{SELECT bloomguard_check('dist', ${k}::bigint)});
+	like($err, qr/could not ask the guard of a placement of Citus table "dist" on node/,
+		'bloomguard_check() of a key on it fails, naming the node');
+}
+$w2->start;
+ok(wait_guarded('dist'), 'the restarted worker guards its placements again');
+is($c->safe_psql('postgres', q{
+	SELECT status || ' ' || ready_placements FROM bloomguard_distributed_health
+	 WHERE relation = 'dist'::regclass AND shardid IS NULL}),
+	'HEALTHY 4', 'and the view says so');
 
 # rebuild on the coordinator: every placement, on its node
 ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_rebuild('dist')});
@@ -389,6 +509,12 @@ is(missed(0), 0, 'lookups are still right');
 ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_rebuild('dist')});
 like($err, qr/Citus table "dist" is not guarded/, 'a rebuild after detach is refused');
 
-$citus->check_logs;
+# the worker stopped above: Citus's maintenance daemons on the other
+# nodes had connections to it, and say so when it ends them, and when
+# they cannot connect to it meanwhile
+my $w2port = $w2->port;
+$citus->check_logs(
+	qr/Citus Maintenance Daemon: .*WARNING:  (terminating connection due to administrator command|could not issue cancel request)/,
+	qr/Citus Maintenance Daemon: .*WARNING:  connection to .*(:$w2port failed|\.s\.PGSQL\.$w2port" failed)/);
 $citus->stop;
 done_testing();

@@ -93,11 +93,17 @@ citus.enable_statistics_collection = off
 # with $opts{extra} added to every node's postgresql.conf.  With
 # $opts{coordinator_shards}, new distributed tables get shards on the
 # coordinator too (citus_set_node_property(..., 'shouldhaveshards')).
+# With $opts{extversion}, every node creates bloomguard at that version
+# (an upgrade test updates it).  $opts{before_start}, a function, is called
+# with the node's role ('coordinator', 'worker1', ...) just before each
+# node starts (a benchmark moves itself into that node's cgroup there).
 sub new
 {
 	my ($class, %opts) = @_;
 	my $self = bless {
 		extra => $opts{extra},
+		extversion => $opts{extversion},
+		before_start => $opts{before_start},
 		name => $opts{name} // 'citus',
 		workers => [],
 	}, $class;
@@ -124,8 +130,10 @@ sub _node
 	# Citus connects to its own node (shard moves, cleanup) at
 	# citus.local_hostname: the test nodes listen on a socket directory
 	$node->append_conf('postgresql.conf', sprintf("citus.local_hostname = '%s'\n", $node->host));
+	$self->{before_start}->($role) if $self->{before_start};
 	$node->start;
-	$node->safe_psql('postgres', q{CREATE EXTENSION citus; CREATE EXTENSION bloomguard;});
+	$node->safe_psql('postgres', 'CREATE EXTENSION citus; CREATE EXTENSION bloomguard'
+		  . ($self->{extversion} ? " VERSION '$self->{extversion}'" : ''));
 	return $node;
 }
 
