@@ -147,7 +147,10 @@ else
 	citus_rc=0
 	PG_CONFIG=$PG_CONFIG bash "$top/test/citus-build.sh" >/dev/null || citus_rc=$?
 	case $citus_rc in
-	0) run_suite citus "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap PROVE_TESTS='test/t/*citus*.pl'" ;;
+	0)
+		citus_built=1
+		run_suite citus "make -s PG_CONFIG='$PG_CONFIG' installcheck-tap PROVE_TESTS='test/t/*citus*.pl'"
+		;;
 	3) bg_log "suite: citus NOT RUN: Citus could not be built for this PostgreSQL (see above)" ;;
 	*)
 		failed=$((failed + 1))
@@ -194,6 +197,11 @@ fi
 # chroot, a container) it says SKIPPED and passes
 if [ "$bench" = 1 ] && [ -x "$work/test/bench/cold.sh" ]; then
 	run_root_suite bench-cold-smoke "BENCH_SMOKE=1 bash test/bench/cold.sh"
+fi
+# the Citus cold-shard benchmark's smoke run (under a minute): as root, for
+# the workers' memory cgroups; where the citus suite ran
+if [ "$bench" = 1 ] && [ "${citus_built:-0}" = 1 ] && [ -x "$work/test/bench/citus-cold.sh" ]; then
+	run_root_suite bench-citus-cold-smoke "BENCH_SMOKE=1 bash test/bench/citus-cold.sh"
 fi
 if [ "$assert" = 1 ]; then
 	t0=$(date +%s)
