@@ -12,10 +12,11 @@ REVOKE EXECUTE ON FUNCTION @extschema@.bloomguard_rebuild(pg_catalog.regclass, p
 -- which no setting can switch off; the sql_drop event trigger (kept for a
 -- server without the library preloaded) did not fire under
 -- session_replication_role = replica and left rows behind.  Remove those
--- rows, and never dump one.
+-- rows, and never dump one.  Whether the table exists is asked of the
+-- syscache (pg_table_is_visible() is NULL for no such table), not of a
+-- query of pg_class, from which Citus hides its shards on a worker.
 DELETE FROM @extschema@.bloomguard_guards g
- WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class c
-                    WHERE c.oid OPERATOR(pg_catalog.=) g.relation::pg_catalog.oid);
+ WHERE pg_catalog.pg_table_is_visible(g.relation::pg_catalog.oid) IS NULL;
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.bloomguard_guards',
     'WHERE relation::pg_catalog.oid OPERATOR(pg_catalog.=) ANY (SELECT oid FROM pg_catalog.pg_class)');
 

@@ -409,6 +409,7 @@ extern char *bg_table_kind_detail(BgTableKind kind, const char *name);
 extern bool bg_table_kind_citus(BgTableKind kind);
 extern bool bg_citus_present(void);
 extern bool bg_citus_guards_through_shards(BgTableKind kind);
+extern void bg_citus_show_shards(void);
 
 /* pending.c */
 extern void bg_pending_init(void);

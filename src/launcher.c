@@ -341,6 +341,7 @@ bloomguard_db_worker_main(Datum main_arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+	bg_citus_show_shards();
 	bg_maintain_database();
 	proc_exit(0);
 }

@@ -435,7 +435,9 @@ bg_guards_to_build(MemoryContext cxt)
 	/*
 	 * The tables, smallest first, from the syscache rather than by a join
 	 * with pg_class: Citus hides its shards from queries of pg_class in
-	 * background workers of other extensions (worker_shard_visibility.c)
+	 * background workers of other extensions (worker_shard_visibility.c).
+	 * bg_citus_show_shards() turns that off in ours; the syscache does
+	 * not depend on it.
 	 */
 	tables = palloc(Max(SPI_processed, 1) * sizeof(BgTableSize));
 	for (i = 0; i < SPI_processed; i++)

@@ -72,6 +72,7 @@
 #include "catalog/pg_type_d.h"
 #include "commands/extension.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -370,4 +371,21 @@ bool
 bg_citus_guards_through_shards(BgTableKind kind)
 {
 	return kind == BG_TABLE_CITUS_DISTRIBUTED || kind == BG_TABLE_CITUS_REFERENCE;
+}
+
+/*
+ * In one of bloomguard's background workers, let SQL see Citus's shards:
+ * Citus hides them from queries of pg_class in background workers of other
+ * extensions (worker_shard_visibility.c), unless its setting
+ * citus.override_table_visibility is off.  Only where Citus has defined
+ * that setting; elsewhere nothing hides them.
+ */
+void
+bg_citus_show_shards(void)
+{
+	if (GetConfigOption("citus.override_table_visibility", true, false) == NULL)
+		return;
+	(void) set_config_option("citus.override_table_visibility", "off",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SET,
+							 true, 0, false);
 }

@@ -137,6 +137,7 @@ bloomguard_feed_worker_main(Datum main_arg)
 	req = (BgFeedRequest *) dsm_segment_address(seg);
 
 	BackgroundWorkerInitializeConnectionByOid(req->dbid, InvalidOid, 0);
+	bg_citus_show_shards();
 
 	PG_TRY();
 	{
