@@ -223,6 +223,50 @@ is($c->safe_psql('postgres', qq{
 	SELECT bloomguard_check('$local->{shard}', -1::bigint)}),
 	'absent', 'the shard\'s filter is trusted again after the copies');
 
-$citus->check_logs;
+# Citus's deferred drop of a moved shard's old placement, at its default
+# interval (citus.defer_shard_delete_interval, 15 s): the maintenance
+# daemon drops it with lock_timeout 1s, so a session that holds a lock on
+# the old placement (an open transaction that read it) postpones the
+# drop, and with it the release of the placement's guard, until the lock
+# is gone; then the next round drops both, with no manual cleanup.
+{
+	my $w2 = ($citus->workers)[1];
+	$c->safe_psql('postgres', q{
+		CREATE TABLE mv (id bigint PRIMARY KEY, v text);
+		SELECT create_distributed_table('mv', 'id', shard_count := 3, colocate_with := 'none');
+		INSERT INTO mv SELECT g, 'm' FROM generate_series(1, 3000) g;
+		SELECT bloomguard_attach('mv');
+	});
+	my ($p) = grep { $_->{node} == $w1 } $citus->placements('mv');
+	ok($w1->poll_query_until('postgres', qq{
+		SELECT count(*) = 1 FROM bloomguard_health WHERE relation::text = '$p->{shard}' AND state = 'ready'}),
+		"the placement $p->{shard} on worker 1 is guarded");
+	my $reader = $w1->background_psql('postgres');
+	$reader->query_safe("BEGIN; SELECT count(*) FROM $p->{shard};");
+	$c->safe_psql('postgres', sprintf(q{
+		SELECT citus_move_shard_placement(%d, '%s', %d, '%s', %d, shard_transfer_mode := 'force_logical')},
+		$p->{shardid}, $w1->host, $w1->port, $w2->host, $w2->port));
+	sleep 20;	# more than one interval
+	is($w1->safe_psql('postgres', qq{
+		SELECT (to_regclass('$p->{shard}') IS NOT NULL)::text || ' '
+		       || (SELECT count(*) FROM bloomguard_health WHERE relation::text = '$p->{shard}')}),
+		'true 1', 'while a session holds a lock on the old placement, Citus does not drop it, and its guard stays');
+	is($c->safe_psql('postgres', q{SELECT count(*) > 0 FROM pg_dist_cleanup}), 't',
+		'the drop waits in pg_dist_cleanup');
+	$reader->query_safe('COMMIT');
+	$reader->quit;
+	ok($c->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_dist_cleanup}),
+		'once the lock is gone, the maintenance daemon drops it on its own');
+	ok($w1->poll_query_until('postgres', qq{
+		SELECT to_regclass('$p->{shard}') IS NULL
+		   AND count(*) = 0 FROM bloomguard_health WHERE relation::text = '$p->{shard}'}),
+		"and the old placement's guard is gone with it");
+}
+
+# the maintenance daemon's warnings about the drop it could not do while
+# the lock was held (above)
+$citus->check_logs(
+	qr/Citus Maintenance Daemon: .*WARNING:  failed to clean up \d+ orphaned resources out of \d+/,
+	qr/Citus Maintenance Daemon: .*WARNING:  canceling statement due to lock timeout/);
 $citus->stop;
 done_testing();
