@@ -143,8 +143,20 @@ staged_share=$dir/stage$(sed -n 2p "$dir/paths")
 lib=$("$PG_CONFIG" --pkglibdir)
 share=$("$PG_CONFIG" --sharedir)
 [ -f "$staged_lib/citus.so" ] || { echo "no citus.so in $staged_lib" >&2; exit 1; }
-cp -a "$staged_lib/." "$lib/"
-cp -a "$staged_share/extension/." "$share/extension/"
-chmod -R a+rX "$lib" "$share/extension"
+# Each file only where it differs, and by a rename: a server running with
+# the old citus.so mapped (another suite's cluster) keeps the file it has
+# open, where a copy over it would change the pages it runs (a crash).
+install_tree() {
+	local f
+	(cd "$1" && find . -type f) | while IFS= read -r f; do
+		cmp -s "$1/$f" "$2/$f" && continue
+		mkdir -p "$(dirname "$2/$f")"
+		cp -p "$1/$f" "$2/$f.citus-build.$$"
+		chmod a+rX "$2/$f.citus-build.$$"
+		mv -f "$2/$f.citus-build.$$" "$2/$f"
+	done
+}
+install_tree "$staged_lib" "$lib"
+install_tree "$staged_share/extension" "$share/extension"
 log "installed Citus $version into $lib"
 echo "$version"
