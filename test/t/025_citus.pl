@@ -223,6 +223,19 @@ is($c->safe_psql('postgres', qq{
 	SELECT bloomguard_check('$local->{shard}', -1::bigint)}),
 	'absent', 'the shard\'s filter is trusted again after the copies');
 
+# lookups over a distributed table's own rows: Citus sends the call to
+# the shards with the query, where guarded_exists() would run a
+# distributed query inside a task (Citus refuses it); with the keys in a
+# MATERIALIZED CTE, Citus's subplan, the calls run on the coordinator
+($ret, $out, $err) = $c->psql('postgres', q{SELECT count(*) FROM acc WHERE guarded_exists('acc', id)});
+like($err, qr/cannot execute a distributed query from a query on a shard/,
+	'guarded_exists() pushed down with a query of the shell is refused by Citus');
+is($c->safe_psql('postgres', q{
+	WITH k AS MATERIALIZED (SELECT id FROM acc WHERE id <= 100)
+	SELECT count(*) FILTER (WHERE guarded_exists('acc', k.id)) || ' '
+	       || count(*) FILTER (WHERE bloomguard_check('acc', k.id) IN ('maybe', 'unknown')) FROM k}),
+	'100 100', 'with the keys in a MATERIALIZED CTE, both answer on the coordinator');
+
 # Citus's deferred drop of a moved shard's old placement, at its default
 # interval (citus.defer_shard_delete_interval, 15 s): the maintenance
 # daemon drops it with lock_timeout 1s, so a session that holds a lock on
