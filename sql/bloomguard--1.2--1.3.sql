@@ -5,7 +5,7 @@
 
 -- Citus: the health of every placement of every guarded distributed or
 -- reference table, read on its node through Citus's
--- run_command_on_placements().  Each row's health is that node's
+-- master_run_on_worker().  Each row's health is that node's
 -- bloomguard_health row as JSON text, without its relation and parent
 -- columns (names of that node's objects), 'null' when the node has no
 -- row for the placement, or Citus's error when success is false.  No rows
@@ -67,13 +67,15 @@ whole AS (
     SELECT p.relation,
            pg_catalog.count(*) AS placements,
            pg_catalog.count(*) FILTER (WHERE p.state OPERATOR(pg_catalog.=) 'ready') AS ready_placements,
-           CASE WHEN pg_catalog.bool_and(p.status OPERATOR(pg_catalog.=) 'HEALTHY') THEN 'HEALTHY' ELSE 'DEGRADED' END AS status,
+           CASE WHEN pg_catalog.bool_and(COALESCE(p.status OPERATOR(pg_catalog.=) 'HEALTHY', false)) THEN 'HEALTHY' ELSE 'DEGRADED' END AS status,
            CASE WHEN pg_catalog.count(DISTINCT p.state) OPERATOR(pg_catalog.=) 1 THEN pg_catalog.min(p.state) ELSE 'mixed' END AS state,
            pg_catalog.sum(p.capacity)::pg_catalog.int8 AS capacity,
            pg_catalog.max(p.error_rate) AS error_rate,
            pg_catalog.sum(p.bits)::pg_catalog.int8 AS bits,
-           CASE WHEN pg_catalog.count(DISTINCT p.hashes) OPERATOR(pg_catalog.=) 1 THEN pg_catalog.min(p.hashes) END AS hashes,
-           CASE WHEN pg_catalog.count(DISTINCT p.block_bits) OPERATOR(pg_catalog.=) 1 THEN pg_catalog.min(p.block_bits) END AS block_bits,
+           CASE WHEN pg_catalog.count(DISTINCT p.hashes) OPERATOR(pg_catalog.=) 1
+                 AND pg_catalog.count(p.hashes) OPERATOR(pg_catalog.=) pg_catalog.count(*) THEN pg_catalog.min(p.hashes) END AS hashes,
+           CASE WHEN pg_catalog.count(DISTINCT p.block_bits) OPERATOR(pg_catalog.=) 1
+                 AND pg_catalog.count(p.block_bits) OPERATOR(pg_catalog.=) pg_catalog.count(*) THEN pg_catalog.min(p.block_bits) END AS block_bits,
            pg_catalog.sum(p.memory_bytes)::pg_catalog.int8 AS memory_bytes,
            pg_catalog.sum(p.n_added)::pg_catalog.int8 AS n_added,
            pg_catalog.max(p.load) AS load,
@@ -89,7 +91,7 @@ whole AS (
            pg_catalog.sum(p.fallbacks)::pg_catalog.int8 AS fallbacks,
            pg_catalog.min(p.built_at) AS built_at,
            pg_catalog.max(p.build_seconds) AS build_seconds,
-           pg_catalog.count(*) FILTER (WHERE p.status OPERATOR(pg_catalog.<>) 'HEALTHY') AS degraded,
+           pg_catalog.count(*) FILTER (WHERE p.status IS DISTINCT FROM 'HEALTHY') AS degraded,
            pg_catalog.min(p.stats_reset) AS stats_reset,
            CASE WHEN pg_catalog.count(DISTINCT p.feed) OPERATOR(pg_catalog.=) 1
                  AND pg_catalog.count(p.feed) OPERATOR(pg_catalog.=) pg_catalog.count(*) THEN pg_catalog.min(p.feed) END AS feed,

@@ -277,6 +277,44 @@ is($w1->safe_psql('postgres', q{SELECT count(*) FROM bloomguard_distributed_heal
 		't', "guarded_exists() on the coordinator sees its own transaction's row");
 }
 
+# bloomguard_check() on the coordinator asks the placements only from a
+# statement that starts its transaction and writes nothing: the caller's
+# own uncommitted keys wait in its worker backends, where no other
+# session sees them
+is($c->safe_psql('postgres', q{
+	BEGIN; INSERT INTO dist VALUES (-777, 'x'); SELECT bloomguard_check('dist', -777::bigint); ROLLBACK}),
+	'unknown', 'bloomguard_check() after a write in the same transaction says unknown');
+is($c->safe_psql('postgres', q{BEGIN; SELECT bloomguard_check('dist', 7::bigint); COMMIT}),
+	'unknown', 'so does it anywhere in a transaction block');
+{
+	# psql -c sends both statements in one query string
+	my ($stdout, $stderr) = run_command([ 'psql', '-XAtq', '-d', $c->connstr('postgres'), '-c',
+		q{INSERT INTO dist VALUES (-778, 'x'); SELECT bloomguard_check('dist', -778::bigint)} ]);
+	is($stdout, 'unknown', 'and after a write in the same implicit transaction (one query string)');
+}
+is($c->safe_psql('postgres', q{SELECT bloomguard_check('dist', -778::bigint)}),
+	'maybe', 'once committed, the key is found');
+$c->safe_psql('postgres', q{DELETE FROM dist WHERE id IN (-777, -778)});
+# keys that travel as text: char(n) is sent without its length (a cast to
+# character would cut 'abc' to 'a'), and a date is written in ISO whatever
+# the caller's DateStyle (the other node reads it with its own)
+$c->safe_psql('postgres', q{
+	CREATE TABLE ck (k char(3) PRIMARY KEY);
+	SELECT create_distributed_table('ck', 'k', shard_count := 2, colocate_with := 'none');
+	INSERT INTO ck VALUES ('abc'), ('xyz');
+	CREATE TABLE dk (d date PRIMARY KEY);
+	SELECT create_distributed_table('dk', 'd', shard_count := 2, colocate_with := 'none');
+	INSERT INTO dk VALUES ('2026-12-05');
+	SELECT bloomguard_attach('ck');
+	SELECT bloomguard_attach('dk');
+});
+ok(wait_guarded('ck') && wait_guarded('dk'), 'the char(3) and date keyed tables are guarded');
+is($c->safe_psql('postgres', q{SELECT bloomguard_check('ck', 'abc'::char(3)), bloomguard_check('ck', 'xyz'::char(3))}),
+	'maybe|maybe', 'a char(3) key is asked whole');
+is($c->safe_psql('postgres', q{SET DateStyle = 'SQL, DMY'; SELECT bloomguard_check('dk', '05/12/2026'::date)}),
+	'maybe', 'a date key is asked as the date it is, under any DateStyle');
+$c->safe_psql('postgres', q{SELECT bloomguard_detach('ck'); SELECT bloomguard_detach('dk'); DROP TABLE ck, dk});
+
 # guarded_exists() on the coordinator: Citus sends the query to the
 # shard, whose guard answers for the absent keys there
 {
