@@ -704,6 +704,21 @@ bg_visit_request(void)
 }
 
 /*
+ * Where dbid is in the list of databases visited always, or -1.  The
+ * caller holds BgShared->lock.
+ */
+static int
+bg_visit_always_index(Oid dbid)
+{
+	int			i;
+
+	for (i = 0; i < bg_shared->nvisit_always; i++)
+		if (bg_shared->visit_always[i] == dbid)
+			return i;
+	return -1;
+}
+
+/*
  * Have the launcher send its worker to database dbid at every pass (on),
  * or no longer (off: a pass found no Citus there, or the database is
  * dropped), whether or not its guards have slots: a database
@@ -721,18 +736,15 @@ bg_visit_always(Oid dbid, bool on)
 	if (bg_shared == NULL || !OidIsValid(dbid))
 		return;
 	LWLockAcquire(bg_shared->lock, LW_SHARED);
-	for (i = 0; i < bg_shared->nvisit_always; i++)
-		if (bg_shared->visit_always[i] == dbid)
-			break;
-	found = i < bg_shared->nvisit_always;
+	found = bg_visit_always_index(dbid) >= 0;
 	LWLockRelease(bg_shared->lock);
 	if (found == on)
 		return;
 	LWLockAcquire(bg_shared->lock, LW_EXCLUSIVE);
-	for (i = 0; i < bg_shared->nvisit_always; i++)
-		if (bg_shared->visit_always[i] == dbid)
-			break;
-	found = i < bg_shared->nvisit_always;
+	i = bg_visit_always_index(dbid);
+	found = i >= 0;
+	if (!found)
+		i = bg_shared->nvisit_always;
 	if (on && !found && i < BG_MAX_VISIT_REQUESTS)
 		bg_shared->visit_always[bg_shared->nvisit_always++] = dbid;
 	else if (!on && found)
