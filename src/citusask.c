@@ -63,9 +63,11 @@
  * pg_dist_node isactive and noderole 'primary'), each shard named
  * schema-qualified (shard_name(..., false)) and passed as a literal.
  *
- * Locking.  AccessShareLock on each shell, for the statement; the remote
- * queries take what bloomguard_check() and bloomguard_health take on
- * their nodes (AccessShareLock on the shard; none).  Since
+ * Locking.  bloomguard_check() holds AccessShareLock on its shell, for
+ * the statement; bloomguard_placements() opens no table (it reads the
+ * catalogs, as bloomguard_health does).  The remote queries take what
+ * bloomguard_check() and bloomguard_health take on their nodes
+ * (AccessShareLock on the shard; none).  Since
  * bloomguard_check() asks only at the start of a transaction, its caller
  * holds no lock that those could wait for unseen.  Nothing here writes.
  *
@@ -75,7 +77,6 @@
  */
 #include "postgres.h"
 
-#include "access/relation.h"
 #include "access/xact.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
@@ -379,20 +380,15 @@ bg_guarded_shells(void)
 		if (!isnull)
 			candidates = lappend_oid(candidates, DatumGetObjectId(d));
 	}
+	/* from the catalogs, without opening a shell: the view never waits for a table lock */
 	foreach(lc, candidates)
 	{
 		Oid			relid = lfirst_oid(lc);
-		Relation	rel;
 
-		if (!bg_may_see_guard(relid) ||
-			!bg_citus_guards_through_shards(bg_table_kind_by_oid(relid)))
-			continue;
-		rel = try_relation_open(relid, AccessShareLock);
-		if (rel == NULL)
-			continue;			/* dropped meanwhile */
-		if (bg_feed_state(rel) == BG_FEED_IN_PLACE)
+		if (bg_may_see_guard(relid) &&
+			bg_citus_guards_through_shards(bg_table_kind_by_oid(relid)) &&
+			bg_feed_state_by_oid(relid) == BG_FEED_IN_PLACE)
 			shells = lappend_oid(shells, relid);
-		relation_close(rel, NoLock);
 	}
 	list_free(candidates);
 	return shells;

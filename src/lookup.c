@@ -401,7 +401,7 @@ bloomguard_check(PG_FUNCTION_ARGS)
 	if (lk.nowhere)
 		answer = BG_ANSWER_ABSENT;
 	else if (bg_citus_guards_through_shards(lk.info->kind) &&
-			 lk.kr == BG_KEY_OK && !lk.rls)
+			 lk.kr == BG_KEY_OK && !lk.rls && lk.info->desc->hashable)
 		answer = bg_citus_check(lk.rel, lk.info->desc, lk.values);
 	else
 		answer = bg_lookup_ask(&lk, &slotindex);

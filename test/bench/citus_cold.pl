@@ -308,7 +308,8 @@ sub ratio
 foreach my $path ('coord', 'direct')
 {
 	ok(col("$path.miss.on", 1) < 0.05, "$path: guarded absent keys read no index block");
-	ok(col("$path.miss.off", 2) > 0.05, "$path: plain absent keys read from the disk (the shards are cold)")
+	# most plain misses read from the disk; the smoke run's shards are smaller
+	ok(col("$path.miss.off", 2) > ($smoke ? 0.05 : 0.5), "$path: plain absent keys read from the disk (the shards are cold)")
 	  or diag('plain absent keys read ' . col("$path.miss.off", 2) . ' disk blocks per lookup');
 }
 

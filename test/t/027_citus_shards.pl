@@ -236,6 +236,19 @@ foreach my $t ('dist', 'ref')
 		  FROM bloomguard_distributed_health w WHERE relation = '$t'::regclass AND shardid IS NULL}),
 		"$n $n HEALTHY ready true true", "the row of $t adds up its placements");
 }
+# the view opens no shell: a session holding one in ACCESS EXCLUSIVE
+# mode (Citus takes the shards' locks on the workers too) does not hold
+# it up
+{
+	my $locker = $c->background_psql('postgres');
+	$locker->query_safe('BEGIN; LOCK TABLE dist IN ACCESS EXCLUSIVE MODE;');
+	is($c->safe_psql('postgres', q{
+		SET statement_timeout = '10s';
+		SELECT count(*) FROM bloomguard_distributed_health WHERE relation = 'dist'::regclass}),
+		'5', 'the distributed health view answers while the table is locked');
+	$locker->query_safe('ROLLBACK');
+	$locker->quit;
+}
 # each placement's row is its node's own bloomguard_health row
 foreach my $p ($citus->placements('dist'))
 {
