@@ -78,6 +78,25 @@ SELECT state, generation = :gen_before AS same_generation, builder_pid IS NULL A
        memory_bytes = memory_in_use AS one_generation
   FROM bloomguard_guard_stats() WHERE relid = 't_par'::regclass;
 
+-- the swap is not transactional: a rolled-back rebuild leaves its
+-- generation serving, with every key; only the registry's new capacity
+-- and error rate are rolled back
+SELECT capacity AS reg_capacity, error_rate AS reg_error_rate
+  FROM bloomguard_guards WHERE relation = 't_par'::regclass \gset
+BEGIN;
+SELECT bloomguard_rebuild('t_par', 300000, 0.02);
+ROLLBACK;
+SELECT s.state, s.generation = :gen_before + 1 AS next_generation, s.capacity AS serving_capacity,
+       g.capacity = :reg_capacity AND g.error_rate = :reg_error_rate AS registry_unchanged
+  FROM bloomguard_guard_stats() s JOIN bloomguard_guards g ON g.relation = s.relid
+ WHERE s.relid = 't_par'::regclass;
+SELECT count(*) FILTER (WHERE NOT guarded_exists('t_par', id) OR bloomguard_check('t_par', id) <> 'maybe')
+       AS wrongly_absent
+  FROM t_par;
+-- and a rebuild without arguments keeps the serving generation's sizing
+SELECT bloomguard_rebuild('t_par');
+SELECT capacity FROM bloomguard_guard_stats() WHERE relid = 't_par'::regclass;
+
 SELECT bloomguard_detach('t_par');
 DROP TABLE t_par;
 DROP EXTENSION bloomguard;
