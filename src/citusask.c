@@ -78,6 +78,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -359,7 +360,11 @@ bg_citus_check(Relation rel, const BgKeyDesc *desc, const Datum *values)
 
 /*
  * The guarded Citus shells the caller may see, in OID order: distributed
- * and reference tables whose feed trigger is in place.
+ * and reference tables whose feed trigger is in place.  Not a partitioned
+ * one: its placements are partitioned tables, which hold no rows and have
+ * no filter (partition.c); its partitions are distributed tables of their
+ * own, with the trigger PostgreSQL cloned onto them, and are listed, each
+ * placement of each one of them guarding that part of the rows.
  */
 static List *
 bg_guarded_shells(void)
@@ -386,6 +391,7 @@ bg_guarded_shells(void)
 		Oid			relid = lfirst_oid(lc);
 
 		if (bg_may_see_guard(relid) &&
+			get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE &&
 			bg_citus_guards_through_shards(bg_table_kind_by_oid(relid)) &&
 			bg_feed_state_by_oid(relid) == BG_FEED_IN_PLACE)
 			shells = lappend_oid(shells, relid);
