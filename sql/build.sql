@@ -97,6 +97,37 @@ SELECT count(*) FILTER (WHERE NOT guarded_exists('t_par', id) OR bloomguard_chec
 SELECT bloomguard_rebuild('t_par');
 SELECT capacity FROM bloomguard_guard_stats() WHERE relid = 't_par'::regclass;
 
+-- no rebuild in the transaction that truncated (or rewrote) the table: a
+-- rollback would bring back rows that the new filter, built from the new
+-- file, would not hold.  Here, as before, every key is found.
+SELECT generation AS gen_before FROM bloomguard_health WHERE relation = 't_par'::regclass \gset
+BEGIN;
+TRUNCATE t_par;
+SELECT bloomguard_rebuild('t_par');
+ROLLBACK;
+SELECT count(*) FILTER (WHERE NOT guarded_exists('t_par', id) OR bloomguard_check('t_par', id) <> 'maybe')
+       AS wrongly_absent, count(*) AS rows
+  FROM t_par;
+BEGIN;
+SAVEPOINT s;
+TRUNCATE t_par;
+SAVEPOINT r;
+SELECT bloomguard_rebuild('t_par');
+ROLLBACK TO r;
+ROLLBACK TO s;
+SELECT count(*) FILTER (WHERE NOT guarded_exists('t_par', id) OR bloomguard_check('t_par', id) <> 'maybe')
+       AS wrongly_absent
+  FROM t_par;
+SELECT generation = :gen_before AS same_generation FROM bloomguard_health WHERE relation = 't_par'::regclass;
+-- once the TRUNCATE is rolled back, the rebuild works in the same transaction
+SELECT bloomguard_rebuild('t_par');
+COMMIT;
+-- a rewrite in the transaction is refused too
+BEGIN;
+ALTER TABLE t_par SET UNLOGGED;
+SELECT bloomguard_rebuild('t_par');
+ROLLBACK;
+
 SELECT bloomguard_detach('t_par');
 DROP TABLE t_par;
 DROP EXTENSION bloomguard;

@@ -142,6 +142,24 @@ SELECT relation, parent, state FROM bloomguard_health WHERE relation = 'pt6a'::r
 SELECT bloomguard_rebuild('pt');
 SELECT relation, state FROM bloomguard_health ORDER BY 1;
 SELECT pt_lost('pt'), bloomguard_check('pt', 7::bigint, 5) AS check_pt5;
+-- not in the transaction that truncated the tree: a rollback brings the
+-- rows back, and every leaf keeps the filter that holds them
+BEGIN;
+TRUNCATE pt;
+SELECT bloomguard_rebuild('pt');
+ROLLBACK;
+SELECT pt_lost('pt');
+-- nor an attach of a tree there, whose leaves are built as rebuilds are
+CREATE TABLE ptr (id int PRIMARY KEY) PARTITION BY RANGE (id);
+CREATE TABLE ptr_1 PARTITION OF ptr FOR VALUES FROM (0) TO (100);
+INSERT INTO ptr SELECT generate_series(0, 99);
+BEGIN;
+TRUNCATE ptr;
+SELECT bloomguard_attach('ptr');
+ROLLBACK;
+SELECT count(*) FROM bloomguard_guards WHERE relation::text LIKE 'ptr%';
+SELECT count(*) FROM bloomguard_guard_stats() WHERE relid::regclass::text LIKE 'ptr%';
+DROP TABLE ptr;
 
 -- bloomguard_reset_stats() of a partitioned table resets its leaves'
 SELECT count(*) FILTER (WHERE guarded_exists('pt', g::bigint, 1)) FROM generate_series(1, 20) g;

@@ -77,12 +77,19 @@
 
 /*
  * 16 renamed a relation's physical identifier: rd_node (a RelFileNode, its
- * relNode) became rd_locator (a RelFileLocator, its relNumber).
+ * relNode) became rd_locator (a RelFileLocator, its relNumber), and the
+ * relcache's rd_firstRelfilenodeSubid (set while a rollback could bring
+ * back the file the relation had when its top transaction began) became
+ * rd_firstRelfilelocatorSubid.
  */
 #if PG_VERSION_NUM >= 160000
 #define bg_rel_filenumber(rel) ((Oid) (rel)->rd_locator.relNumber)
+#define bg_rel_file_changed_in_xact(rel) \
+	((rel)->rd_firstRelfilelocatorSubid != InvalidSubTransactionId)
 #else
 #define bg_rel_filenumber(rel) ((rel)->rd_node.relNode)
+#define bg_rel_file_changed_in_xact(rel) \
+	((rel)->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
 #endif
 
 /*

@@ -207,6 +207,20 @@ bg_rebuild(Relation rel, int64 capacity, double error_rate, bool nowait)
 	else
 		LockRelationOid(relid, lockmode);
 
+	/*
+	 * Not in the transaction that truncated or rewrote the table: the scan
+	 * reads the new file, but a rollback would bring back the old one, and
+	 * the swap, which is not transactional, would leave a filter without
+	 * its rows serving.
+	 */
+	if (bg_rel_file_changed_in_xact(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot rebuild the filter of table \"%s\" in the transaction that truncated or rewrote it",
+						RelationGetRelationName(rel)),
+				 errdetail("A rollback would bring back rows that the new filter would not hold."),
+				 errhint("Commit first, then rebuild. Until then the filter keeps the keys it had, which costs only false positives.")));
+
 	bg_require_feed(rel);
 	desc = bg_keydesc_build(rel, false, true);
 
