@@ -300,15 +300,21 @@ foreach my $mwm ('1MB', '256MB')
 	{
 		my $bg = start_bg('rebuilder',
 			qq{SET maintenance_work_mem = '$mwm'; SELECT bloomguard_rebuild('big')});
+		# the stats are read once the worker is seen (LATERAL on w), and the
+		# cancel is sent only while the build runs: a backend that already
+		# finished would get none (pg_cancel_backend() of a pid gone is a
+		# WARNING), and the answer is then NULL
 		my ($pid, $worker, $app, $state, $mgen, $mem, $bits, $absent, $cancelled) = split /\|/, sq(qq{
 			SELECT w.builder, w.worker,
 			       (SELECT application_name FROM pg_stat_activity WHERE pid = w.builder),
 			       s.state, s.generation, s.memory_bytes, s.bits,
 			       (SELECT count(*) FROM generate_series(1, $nrows, 997) g
 			         WHERE bloomguard_check('big', g) = 'absent' OR NOT guarded_exists('big', g)),
-			       pg_cancel_backend(w.builder)
+			       CASE WHEN (SELECT builder_pid FROM bloomguard_guard_stats() WHERE relid = 'big'::regclass) = w.builder
+			            THEN pg_cancel_backend(w.builder) END
 			  FROM wait_for_worker('big') w,
-			       LATERAL (SELECT * FROM bloomguard_guard_stats() WHERE relid = 'big'::regclass) s});
+			       LATERAL (SELECT * FROM bloomguard_guard_stats()
+			                 WHERE relid = 'big'::regclass AND w.builder IS NOT NULL) s}), -1;
 		$bg->{run}->finish;
 		isnt($pid, '', "$mwm, try $try: a build was seen running");
 		isnt($worker, '', "$mwm, try $try: with a parallel worker");
@@ -316,17 +322,22 @@ foreach my $mwm ('1MB', '256MB')
 		is("$state:$mgen", "ready:$gen", "$mwm, try $try: during the rebuild: still ready, same generation");
 		ok($mem > bg_filter_bytes($bits), "$mwm, try $try: during the rebuild: memory_bytes counts both generations");
 		is($absent, '0', "$mwm, try $try: during the rebuild: present keys are found");
-		is($cancelled, 't', "$mwm, try $try: pg_cancel_backend sent");
 		my $g = guard('big');
 		if ($g->{last_error} eq '')
 		{
-			# the scan ended before the cancel came: the new generation serves
+			# the scan ended before the cancel came: the new generation
+			# serves, and the rebuild either succeeded (no cancel sent, or
+			# one that came after the statement) or was cancelled after
+			# its swap
 			$gen++;
-			note "$mwm, try $try: the build ended before the cancel reached it: $bg->{err}";
+			note "$mwm, try $try: the build ended before the cancel reached it ($cancelled): $bg->{err}";
+			like($bg->{err}, qr/\A(?:|ERROR:  canceling statement due to user request\n?)\z/,
+				"$mwm, try $try: a rebuild the cancel came too late for succeeded or was cancelled, nothing else");
 			serving_ok("$mwm, try $try: a build the cancel came too late for", $gen, $cap);
 			next;
 		}
 		$hit = 1;
+		is($cancelled, 't', "$mwm: pg_cancel_backend sent while the build ran");
 		like($bg->{err}, qr/ERROR:  canceling statement due to user request/,
 			"$mwm: the rebuild was cancelled");
 		is($g->{last_error}, 'the last build was interrupted: canceling statement due to user request',
