@@ -576,14 +576,38 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 	{
 		/* a placement keeps the trigger Citus copied to all (citus.c) */
 		Oid			shell = bg_citus_shell_of(relid);
+		/* a leaf shard's trigger is a clone of its partitioned shell's */
+		Oid			root = bg_citus_guarded_root(shell);
 
-		if (OidIsValid(shell) && bg_feed_state_by_oid(shell) == BG_FEED_IN_PLACE)
+		if (OidIsValid(root) ||
+			(OidIsValid(shell) && bg_feed_state_by_oid(shell) == BG_FEED_IN_PLACE))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("shard \"%s\" is guarded as part of Citus table \"%s\"",
-							RelationGetRelationName(rel), get_rel_name(shell)),
+							RelationGetRelationName(rel),
+							get_rel_name(OidIsValid(root) ? root : shell)),
 					 errhint("Detach the guard of \"%s\" on the coordinator.",
-							 get_rel_name(shell))));
+							 get_rel_name(OidIsValid(root) ? root : shell))));
+	}
+	/*
+	 * A leaf's guard is its tree's.  A partition of a guarded Citus shell
+	 * holds a clone of the shell's trigger, which cannot be dropped alone.
+	 */
+	{
+		bool		citus = bg_citus_guards_through_shards(bg_table_kind(rel));
+		Oid			root = citus ? bg_citus_guarded_root(relid) :
+			bg_partition_guarded_root(relid, NIL);
+
+		if (OidIsValid(root))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 citus ?
+					 errmsg("partition \"%s\" is guarded as part of Citus table \"%s\"",
+							RelationGetRelationName(rel), get_rel_name(root)) :
+					 errmsg("partition \"%s\" is guarded as part of table \"%s\"",
+							RelationGetRelationName(rel), get_rel_name(root)),
+					 errhint("Detach the guard of \"%s\", or detach the partition from it.",
+							 get_rel_name(root))));
 	}
 	/* a Citus shell's trigger: its shards' guards go with it (citus.c) */
 	if (bg_citus_guards_through_shards(bg_table_kind(rel)) &&
@@ -601,17 +625,6 @@ bloomguard_detach(PG_FUNCTION_ARGS)
 						RelationGetRelationName(rel), bg_feed_trigger_name(rel))));
 	else
 		bg_require_guarded(rel, NULL, NULL);
-	{
-		Oid			root = bg_partition_guarded_root(relid, NIL);
-
-		if (OidIsValid(root))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("partition \"%s\" is guarded as part of table \"%s\"",
-							RelationGetRelationName(rel), get_rel_name(root)),
-					 errhint("Detach the guard of \"%s\", or detach the partition from it.",
-							 get_rel_name(root))));
-	}
 
 	if (bg_feed_state(rel) != BG_FEED_MISSING)
 	{

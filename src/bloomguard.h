@@ -619,6 +619,7 @@ extern void bg_citus_attach(Relation rel, bool sized);
 extern void bg_citus_rebuild(Relation rel, bool sized);
 extern void bg_citus_upkeep(void);
 extern Oid	bg_citus_shell_of(Oid relid);
+extern Oid	bg_citus_guarded_root(Oid shell);
 
 /* citusask.c */
 extern BgAnswer bg_citus_check(Relation rel, const BgKeyDesc *desc, const Datum *values);

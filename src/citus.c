@@ -92,6 +92,7 @@
 #include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/partition.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -264,6 +265,37 @@ bg_citus_shell_of(Oid relid)
 	}
 	SPI_finish();
 	return shell;
+}
+
+/*
+ * The Citus shell among shell's partition ancestors that carries the feed
+ * trigger of which shell holds a clone (the outermost one whose feed is in
+ * place), or InvalidOid if shell is no partition of a guarded shell.  An
+ * attach of a partitioned distributed table puts its trigger on the
+ * partitioned shell, and PostgreSQL clones it onto every partition (and
+ * Citus onto their shards): that clone cannot be dropped on its own, so
+ * detach names the table whose guard it is.
+ */
+Oid
+bg_citus_guarded_root(Oid shell)
+{
+	List	   *ancestors;
+	ListCell   *lc;
+	Oid			root = InvalidOid;
+
+	if (!OidIsValid(shell) || !get_rel_relispartition(shell))
+		return InvalidOid;
+	ancestors = get_partition_ancestors(shell);
+	foreach(lc, ancestors)
+	{
+		Oid			anc = lfirst_oid(lc);
+
+		if (bg_citus_guards_through_shards(bg_table_kind_by_oid(anc)) &&
+			bg_feed_state_by_oid(anc) == BG_FEED_IN_PLACE)
+			root = anc;
+	}
+	list_free(ancestors);
+	return root;
 }
 
 /* One step of the upkeep, run by bg_citus_try(). */

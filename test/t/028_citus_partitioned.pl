@@ -177,6 +177,17 @@ is(join(' ', grep { !defined $old{$_} || $old{$_} eq $new{$_} } sort keys %new),
 	'and each of them was built again');
 is(missed(), 0, 'no key written is answered absent after the rebuild');
 
+# a partition's guard is a clone of pd's: detach of it alone is refused,
+# on the coordinator and on a worker's leaf shard, naming pd
+($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_detach('pd_1')});
+isnt($ret, 0, 'detach of one partition of the guarded partitioned table is refused');
+like($err, qr/partition "pd_1" is guarded as part of Citus table "pd".*HINT:  Detach the guard of "pd", or detach the partition from it/s,
+	'the error names the partitioned table, and says nothing else was done');
+my ($leaf) = map { $_->{shard} } grep { $_->{node} == $w2 } $citus->placements('pd_1');
+($ret, $out, $err) = $w2->psql('postgres', qq{SELECT bloomguard_detach('$leaf')});
+like($err, qr/shard "\Q$leaf\E" is guarded as part of Citus table "pd".*HINT:  Detach the guard of "pd" on the coordinator/s,
+	"on a worker, detach of a leaf shard is refused, naming the partitioned table");
+
 # detach: the trigger and its clones go everywhere, and so do the guards
 ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_detach('pd')});
 is($ret, 0, 'detach of the partitioned distributed table succeeds');
