@@ -145,7 +145,9 @@ if [ "${BG_CITUS:-$((1 - assert))}" = 0 ]; then
 	bg_log "suite: citus not run (BG_CITUS=${BG_CITUS:-0}$([ "$assert" = 1 ] && echo ', --assert'))"
 else
 	citus_rc=0
-	PG_CONFIG=$PG_CONFIG bash "$top/test/citus-build.sh" >/dev/null || citus_rc=$?
+	# test/t/029_citus_sqlsmith.pl runs Debian's sqlsmith
+	bg_install_deps sqlsmith || citus_rc=1
+	[ "$citus_rc" != 0 ] || PG_CONFIG=$PG_CONFIG bash "$top/test/citus-build.sh" >/dev/null || citus_rc=$?
 	case $citus_rc in
 	0)
 		citus_built=1
