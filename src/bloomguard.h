@@ -470,6 +470,7 @@ extern bool bg_feed_function_changing(Oid funcoid);
 extern HeapTuple bg_feed_trigger_tuple(Oid relid);
 extern HeapTuple bg_named_trigger_tuple(Oid relid);
 extern TransactionId bg_feed_trigger_version(Oid relid);
+extern Oid	bg_feed_clone_root(Oid relid);
 
 /* keycache.c */
 extern BgKeyInfo *bg_keyinfo_acquire(Relation rel);

@@ -92,7 +92,6 @@
 #include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
-#include "catalog/partition.h"
 #include "catalog/pg_type_d.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -268,33 +267,26 @@ bg_citus_shell_of(Oid relid)
 }
 
 /*
- * The Citus shell among shell's partition ancestors that carries the feed
- * trigger of which shell holds a clone (the outermost one whose feed is in
- * place), or InvalidOid if shell is no partition of a guarded shell.  An
- * attach of a partitioned distributed table puts its trigger on the
- * partitioned shell, and PostgreSQL clones it onto every partition (and
- * Citus onto their shards): that clone cannot be dropped on its own, so
- * detach names the table whose guard it is.
+ * The Citus shell whose feed trigger shell's feed trigger is a clone of,
+ * or InvalidOid if shell is no partition of a guarded shell.  An attach
+ * of a partitioned distributed table puts its trigger on the partitioned
+ * shell, and PostgreSQL clones it onto every partition (and Citus onto
+ * their shards): that clone cannot be dropped on its own, so detach names
+ * the table whose guard it is.  The link is the clone's (feedcheck.c), so
+ * it holds whatever the state of the shell's trigger: disabled, it is
+ * still the one to detach.
  */
 Oid
 bg_citus_guarded_root(Oid shell)
 {
-	List	   *ancestors;
-	ListCell   *lc;
-	Oid			root = InvalidOid;
+	Oid			root;
 
 	if (!OidIsValid(shell) || !get_rel_relispartition(shell))
 		return InvalidOid;
-	ancestors = get_partition_ancestors(shell);
-	foreach(lc, ancestors)
-	{
-		Oid			anc = lfirst_oid(lc);
-
-		if (bg_citus_guards_through_shards(bg_table_kind_by_oid(anc)) &&
-			bg_feed_state_by_oid(anc) == BG_FEED_IN_PLACE)
-			root = anc;
-	}
-	list_free(ancestors);
+	root = bg_feed_clone_root(shell);
+	if (!OidIsValid(root) ||
+		!bg_citus_guards_through_shards(bg_table_kind_by_oid(root)))
+		return InvalidOid;
 	return root;
 }
 

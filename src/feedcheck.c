@@ -378,6 +378,27 @@ bg_feed_trigger_tables(void)
 }
 
 /*
+ * A copy of the pg_trigger row of trigoid, read under snapshot (NULL: a
+ * catalog snapshot), or NULL if there is none.  rel is pg_trigger, open.
+ */
+static HeapTuple
+bg_trigger_row(Relation rel, Oid trigoid, Snapshot snapshot)
+{
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+
+	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(trigoid));
+	scan = systable_beginscan(rel, TriggerOidIndexId, true, snapshot, 1, &key);
+	tuple = systable_getnext(scan);
+	if (HeapTupleIsValid(tuple))
+		tuple = heap_copytuple(tuple);
+	systable_endscan(scan);
+	return tuple;
+}
+
+/*
  * Fetch a trigger's table and whether it is a clone of a partitioned
  * table's trigger; returns whether it is a bloomguard feed trigger (named
  * bloomguard, or running the feed function).  The row is read as this very
@@ -388,17 +409,12 @@ bool
 bg_feed_trigger_of(Oid trigoid, Oid *relid, bool *clone)
 {
 	Relation	rel;
-	SysScanDesc scan;
-	ScanKeyData key;
 	HeapTuple	tuple;
 	bool		result = false;
 
 	rel = table_open(TriggerRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(trigoid));
-	scan = systable_beginscan(rel, TriggerOidIndexId, true, SnapshotSelf, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
+	tuple = bg_trigger_row(rel, trigoid, SnapshotSelf);
+	if (tuple)
 	{
 		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tuple);
 		TransactionId version;
@@ -407,10 +423,50 @@ bg_feed_trigger_of(Oid trigoid, Oid *relid, bool *clone)
 		*clone = OidIsValid(trig->tgparentid);
 		result = strcmp(NameStr(trig->tgname), BLOOMGUARD_TRIGGER_NAME) == 0 ||
 			bg_is_feed_function(trig->tgfoid, &version);
+		heap_freetuple(tuple);
 	}
-	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return result;
+}
+
+/*
+ * The table at the top of the chain of partitioned tables whose feed
+ * trigger relid's feed trigger is a clone of (pg_trigger.tgparentid,
+ * followed to a trigger that is no clone), or InvalidOid if relid's feed
+ * trigger is its own or it has none.  PostgreSQL records the link
+ * exactly, whatever state the triggers are in: a clone cannot be dropped
+ * alone, so detach names the table whose trigger it is.
+ */
+Oid
+bg_feed_clone_root(Oid relid)
+{
+	HeapTuple	tuple = bg_feed_trigger_tuple(relid);
+	Oid			root = InvalidOid;
+	Relation	rel;
+
+	if (tuple == NULL)
+		return InvalidOid;
+	rel = table_open(TriggerRelationId, AccessShareLock);
+	/* a partition tree is finite and acyclic; so is the chain of clones */
+	while (OidIsValid(((Form_pg_trigger) GETSTRUCT(tuple))->tgparentid))
+	{
+		HeapTuple	parent = bg_trigger_row(rel,
+											((Form_pg_trigger) GETSTRUCT(tuple))->tgparentid,
+											NULL);
+
+		heap_freetuple(tuple);
+		if (parent == NULL)
+		{
+			tuple = NULL;
+			break;
+		}
+		tuple = parent;
+		root = ((Form_pg_trigger) GETSTRUCT(tuple))->tgrelid;
+	}
+	if (tuple)
+		heap_freetuple(tuple);
+	table_close(rel, AccessShareLock);
+	return root;
 }
 
 /*

@@ -145,8 +145,9 @@ if [ "${BG_CITUS:-$((1 - assert))}" = 0 ]; then
 	bg_log "suite: citus not run (BG_CITUS=${BG_CITUS:-0}$([ "$assert" = 1 ] && echo ', --assert'))"
 else
 	citus_rc=0
+	citus_step=citus-build
 	# test/t/029_citus_sqlsmith.pl runs Debian's sqlsmith
-	bg_install_deps sqlsmith || citus_rc=1
+	bg_install_deps sqlsmith || { citus_rc=1; citus_step=citus-deps; }
 	[ "$citus_rc" != 0 ] || PG_CONFIG=$PG_CONFIG bash "$top/test/citus-build.sh" >/dev/null || citus_rc=$?
 	case $citus_rc in
 	0)
@@ -156,7 +157,8 @@ else
 	3) bg_log "suite: citus NOT RUN: Citus could not be built for this PostgreSQL (see above)" ;;
 	*)
 		failed=$((failed + 1))
-		failed_names="$failed_names citus-build"
+		bg_log "suite: $citus_step FAILED (citus not run)"
+		failed_names="$failed_names $citus_step"
 		;;
 	esac
 	bg_log "citus: $(($(date +%s) - t0)) s"

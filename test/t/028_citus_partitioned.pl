@@ -188,6 +188,19 @@ my ($leaf) = map { $_->{shard} } grep { $_->{node} == $w2 } $citus->placements('
 like($err, qr/shard "\Q$leaf\E" is guarded as part of Citus table "pd".*HINT:  Detach the guard of "pd" on the coordinator/s,
 	"on a worker, detach of a leaf shard is refused, naming the partitioned table");
 
+# the clone's link is PostgreSQL's (tgparentid): with pd's trigger
+# disabled, so that its feed is not in place, the refusal still names pd
+($ret, $out, $err) = $c->psql('postgres', q{
+	BEGIN;
+	SET LOCAL citus.enable_unsafe_triggers = on;
+	ALTER TABLE pd DISABLE TRIGGER bloomguard;
+	SELECT bloomguard_detach('pd_1');
+	ROLLBACK});
+like($err, qr/partition "pd_1" is guarded as part of Citus table "pd"/,
+	"detach of a partition is refused, naming pd, while pd's trigger is disabled");
+unlike($err, qr/ERROR:(?!.*partition "pd_1" is guarded)/,
+	'and nothing else failed first');
+
 # detach: the trigger and its clones go everywhere, and so do the guards
 ($ret, $out, $err) = $c->psql('postgres', q{SELECT bloomguard_detach('pd')});
 is($ret, 0, 'detach of the partitioned distributed table succeeds');
