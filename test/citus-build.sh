@@ -25,10 +25,17 @@
 # original).  A first build takes about five minutes on two cores.
 #
 # Build notes.  configure wants liblz4-dev and libzstd-dev, and the build
-# libkrb5-dev (PostgreSQL's libpq-be.h includes gssapi.h); as root, the
-# script installs them.  Citus is configured --without-libcurl: curl only
+# libkrb5-dev (PostgreSQL's libpq-be.h includes gssapi.h) and, against a
+# server built with ICU, whose utils/pg_locale.h includes ICU's headers,
+# libicu-dev (bookworm's postgresql-server-dev-15 pulls it in; the
+# packages of 17 and 18 in the test roots do not); as root, the script
+# installs them.  Citus is configured --without-libcurl: curl only
 # serves its anonymous statistics collection, which a test must not
-# attempt.  PostgreSQL 15.20's commands/dbcommands.h exports
+# attempt.  Except against a server whose pg_config.h defines
+# HAVE_LIBCURL (18's, built with libcurl for OAuth): Citus's sources test
+# that macro, not their own configure's result, so the build needs curl
+# (libcurl4-openssl-dev), and the tests turn the collection off
+# (citus.enable_statistics_collection, test/lib/BloomGuard/Citus.pm).  PostgreSQL 15.20's commands/dbcommands.h exports
 # have_createdb_privilege(), which 13.2.2's src/include/pg_version_compat.h
 # also defines as a static function for PostgreSQL 15: the build fails
 # until that one definition is replaced by the header's declaration, done
@@ -89,7 +96,21 @@ if [ "${CITUS_REBUILD:-0}" != 1 ] && [ -f "$dir/stamp" ] && [ "$(cat "$dir/stamp
 	log "reusing Citus $version built for $("$PG_CONFIG" --version) in $dir"
 else
 	need=""
-	for p in liblz4-dev libzstd-dev libkrb5-dev make gcc; do
+	pkgs="liblz4-dev libzstd-dev libkrb5-dev make gcc"
+	# a server built with ICU includes ICU's headers in utils/pg_locale.h,
+	# which Citus's sources include
+	if grep -qs 'unicode/ucol.h' "$("$PG_CONFIG" --includedir-server)/utils/pg_locale.h"; then
+		pkgs="$pkgs libicu-dev"
+	fi
+	# Citus's sources test HAVE_LIBCURL, which a server built with libcurl
+	# (18's, for OAuth) defines in pg_config.h whatever Citus's configure
+	# says: such a server's Citus is built with curl
+	curl_opt=--without-libcurl
+	if grep -qs '^#define HAVE_LIBCURL 1' "$("$PG_CONFIG" --includedir-server)/pg_config.h"; then
+		pkgs="$pkgs libcurl4-openssl-dev"
+		curl_opt=
+	fi
+	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need="$need $p"
 	done
 	if [ -n "$need" ]; then
@@ -120,7 +141,7 @@ else
 	t0=$(date +%s)
 	if ! (
 		cd "$tree" &&
-			PG_CONFIG=$PG_CONFIG ./configure --without-libcurl >configure.log 2>&1 &&
+			PG_CONFIG=$PG_CONFIG ./configure $curl_opt >configure.log 2>&1 &&
 			make -s -j"$(nproc)" >make.log 2>&1 &&
 			make -s install DESTDIR="$dir/stage" >install.log 2>&1
 	); then

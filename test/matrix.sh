@@ -36,6 +36,9 @@
 #   MATRIX_SUITES    candidate suites, most preferred first
 #                    ("trixie trixie-backports bookworm-backports testing unstable")
 #   MATRIX_BENCH=0   skip the benchmark smoke run in the roots
+#   MATRIX_CITUS=1   copy the Citus archives ($BG_CITUS_SRC) into the roots,
+#                    so that their run-all.sh builds Citus and runs the
+#                    citus suite too (not in CI: about 12 minutes a root)
 #   MATRIX_REBUILD=1 make the roots again
 #   BG_CACHE         cache directory                   (/var/cache/bloomguard-test)
 #
@@ -48,6 +51,8 @@ cache=${BG_CACHE:-/var/cache/bloomguard-test}
 versions=${MATRIX_VERSIONS-17 18}
 candidates=${MATRIX_SUITES:-trixie trixie-backports bookworm-backports testing unstable}
 root_bench=${MATRIX_BENCH:-1}
+root_citus=${MATRIX_CITUS:-0}
+citus_src=${BG_CITUS_SRC:-/work/shared/vendor/citus}
 arch=$(dpkg --print-architecture)
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 root_pkgs="make gcc perl libipc-run-perl libxxhash-dev python3-yaml ca-certificates"
@@ -369,6 +374,18 @@ for v in $versions; do
 	bench_arg=""
 	note="bench smoke included"
 	[ "$root_bench" = 1 ] || bench_arg=--no-bench note="bench smoke SKIPPED (MATRIX_BENCH=0)"
+	# the Citus archives, where run-all.sh inside looks for them; a copy
+	# left by an earlier MATRIX_CITUS=1 run is removed otherwise
+	rm -rf --one-file-system "$root/work/shared/vendor/citus"
+	if [ "$root_citus" = 1 ]; then
+		if ls "$citus_src"/citus-*.tar.gz >/dev/null 2>&1 &&
+			mkdir -p "$root/work/shared/vendor/citus" &&
+			cp "$citus_src"/citus-*.tar.gz "$root/work/shared/vendor/citus/"; then
+			note="$note; citus suite included (MATRIX_CITUS=1)"
+		else
+			note="$note; MATRIX_CITUS=1 but no Citus archives in $citus_src"
+		fi
+	fi
 	if copy_tree "$root"; then
 		in_root "$root" PG_MAJOR="$v" PG_CONFIG="/usr/lib/postgresql/$v/bin/pg_config" \
 			BG_BUILD_LOG=/build/build.log \
