@@ -35,7 +35,8 @@
 # HAVE_LIBCURL (18's, built with libcurl for OAuth): Citus's sources test
 # that macro, not their own configure's result, so the build needs curl
 # (libcurl4-openssl-dev), and the tests turn the collection off
-# (citus.enable_statistics_collection, test/lib/BloomGuard/Citus.pm).  PostgreSQL 15.20's commands/dbcommands.h exports
+# (citus.enable_statistics_collection, test/lib/BloomGuard/Citus.pm).
+# PostgreSQL 15.20's commands/dbcommands.h exports
 # have_createdb_privilege(), which 13.2.2's src/include/pg_version_compat.h
 # also defines as a static function for PostgreSQL 15: the build fails
 # until that one definition is replaced by the header's declaration, done
