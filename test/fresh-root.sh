@@ -15,6 +15,11 @@
 # overrides): inside the root the matrix runs its host row only, since the
 # roots of 17 and 18 would have to be made, and mounted, inside this one.
 # Uncommitted changes are not tested: the root gets `git clone` of HEAD.
+# A CI machine has the Citus archives at /work/shared/vendor/citus, so the
+# root gets a copy of them where run-all.sh looks ($BG_CITUS_SRC, default
+# that directory), and its test command builds Citus and runs the citus
+# suite, with the packages they install; FRESH_CITUS=0 leaves them out
+# (about 12 minutes less).
 #
 # The root comes from the mirror in this machine's apt sources
 # (test/lib/mirror.sh), and gets the same sources for bookworm,
@@ -166,6 +171,12 @@ if [ "$mode" = readme ]; then
 	in_root "$root" git -c advice.detachedHead=false clone -q /root/bloomguard.bundle /root/bloomguard || exit 1
 	rm -f "$root/root/bloomguard.bundle"
 	what="clone of HEAD"
+	citus_src=${BG_CITUS_SRC:-/work/shared/vendor/citus}
+	if [ "${FRESH_CITUS:-1}" = 1 ] && ls "$citus_src"/citus-*.tar.gz >/dev/null 2>&1; then
+		mkdir -p "$root/work/shared/vendor/citus" &&
+			cp "$citus_src"/citus-*.tar.gz "$root/work/shared/vendor/citus/" || exit 1
+		what="$what, Citus archives"
+	fi
 else
 	# the source tree the package was built from (test/package.sh builds
 	# this tree as it is): the demo and the autopkgtest run from it
