@@ -16,10 +16,10 @@
 # roots of 17 and 18 would have to be made, and mounted, inside this one.
 # Uncommitted changes are not tested: the root gets `git clone` of HEAD.
 # A CI machine has the Citus archives at /work/shared/vendor/citus, so the
-# root gets a copy of them where run-all.sh looks ($BG_CITUS_SRC, default
-# that directory), and its test command builds Citus and runs the citus
-# suite, with the packages they install; FRESH_CITUS=0 leaves them out
-# (about 12 minutes less).
+# archives found in $BG_CITUS_SRC (default that directory) are copied to
+# that directory in the root, where its run-all.sh looks, and its test
+# command builds Citus and runs the citus suite, with the packages they
+# install; FRESH_CITUS=0 leaves them out (about 12 minutes less).
 #
 # The root comes from the mirror in this machine's apt sources
 # (test/lib/mirror.sh), and gets the same sources for bookworm,
